@@ -1,0 +1,696 @@
+"""Every Transformer block from scratch in numpy: rows are tokens, float64 (lecture 17, §2–§8).
+
+Read bottom-up, like the lecture: primitives (softmax, masks) → attention (scaled dot-product,
+multi-head) → positional encoding → blocks (LayerNorm, feed-forward) → layers (encoder,
+decoder) → parameter counts → converters from PyTorch modules.
+
+Conventions (lecture §0.4, §8.1):
+    - Rows are tokens: ``X`` has shape ``(n, d_model)`` or ``(b, n, d_model)`` and
+      ``Q = X @ W_q``; weight matrices are ``(d_in, d_out)``. PyTorch's ``nn.Linear`` stores
+      ``(out, in)``; the transpose happens once, in the ``*_from_torch`` converters.
+    - Masks: 1 = may attend, 0 = must not (Coursera's newer convention). They are applied by
+      adding ``(1 - mask) * -1e9`` to the scores before the softmax. PyTorch's
+      ``nn.MultiheadAttention`` boolean masks mean the opposite (True = ignore), see §5.4.
+
+References:
+    Vaswani et al. (2017), "Attention Is All You Need", NeurIPS. arXiv:1706.03762
+    Ba, Kiros & Hinton (2016), "Layer Normalization". arXiv:1607.06450
+    Xiong et al. (2020), "On Layer Normalization in the Transformer Architecture", ICML
+        (Pre-LN). arXiv:2002.04745
+"""
+
+import numpy as np
+
+__all__ = [
+    "softmax",
+    "scaled_dot_product_attention",
+    "create_padding_mask",
+    "create_look_ahead_mask",
+    "split_heads",
+    "combine_heads",
+    "multi_head_attention",
+    "positional_encoding",
+    "relative_shift_matrix",
+    "layer_norm",
+    "feed_forward",
+    "encoder_layer_forward",
+    "decoder_layer_forward",
+    "count_mha_params",
+    "count_encoder_layer_params",
+    "count_decoder_layer_params",
+    "mha_params_from_torch",
+    "encoder_layer_params_from_torch",
+    "decoder_layer_params_from_torch",
+]
+
+# --------------------------------------------------------------------------------------------
+# Input checks (every public function validates before it computes)
+
+
+def _as_float(x, name):
+    """Return ``x`` as a float ndarray; float inputs keep their dtype, ints/bools become float64.
+
+    float16 is computed in float32: -1e9 does not fit in float16 (it would become -inf).
+    """
+    arr = np.asarray(x)
+    if arr.dtype.kind == "f":
+        return arr.astype(np.promote_types(arr.dtype, np.float32), copy=False)
+    if arr.dtype.kind in "biu":
+        return arr.astype(np.float64)
+    raise ValueError(f"{name} must be a real numeric array, got dtype {arr.dtype}")
+
+
+def _check_ndim(arr, name, allowed, shape_text):
+    if arr.ndim not in allowed:
+        raise ValueError(f"{name} must have shape {shape_text}, got shape {arr.shape}")
+
+
+def _check_positive_int(value, name):
+    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
+        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+
+
+def _check_divisible(d_model, n_heads):
+    _check_positive_int(n_heads, "n_heads")
+    if d_model % n_heads != 0:
+        raise ValueError(
+            f"d_model must be divisible by n_heads (d_k = d_model / n_heads), "
+            f"got d_model={d_model}, n_heads={n_heads}"
+        )
+
+
+def _get_params(params, shapes, name):
+    """Fetch ``params[key]`` for each key of ``shapes`` as float arrays of exactly that shape."""
+    out = {}
+    for key, shape in shapes.items():
+        if key not in params:
+            raise ValueError(f"{name} params need key {key!r} (expected keys {list(shapes)})")
+        out[key] = _as_float(params[key], f"{name}[{key!r}]")
+        if out[key].shape != shape:
+            raise ValueError(f"{name}[{key!r}] must have shape {shape}, got {out[key].shape}")
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# Primitives: softmax and masks (§3.1, §8.1, §8.3)
+
+
+def softmax(x, axis=-1):
+    """Numerically stable softmax along ``axis``.
+
+    Parameters
+    ----------
+    x : array_like, shape (..., n)
+        Scores. Ints are computed in float64; float32 stays float32.
+    axis : int, default -1
+        The axis that sums to 1 (the key axis for attention, §3.1).
+
+    Returns
+    -------
+    ndarray, same shape as ``x``
+    """
+    x = _as_float(x, "x")
+    # Subtracting the row max changes nothing mathematically and keeps exp() from overflowing.
+    shifted = x - np.max(x, axis=axis, keepdims=True)
+    e = np.exp(shifted)
+    return e / np.sum(e, axis=axis, keepdims=True)
+
+
+def create_padding_mask(tokens, pad_id=0):
+    """Padding mask, 1 = real token (may be attended to), 0 = padding (§8.3).
+
+    Parameters
+    ----------
+    tokens : array_like of int, shape (batch, n)
+    pad_id : int, default 0
+
+    Returns
+    -------
+    mask : ndarray of float64, shape (batch, 1, n)
+        The length-1 middle axis broadcasts over the queries: padding masks keys (columns).
+    """
+    tokens = np.asarray(tokens)
+    if tokens.dtype.kind not in "biu":
+        raise ValueError(f"tokens must be integer token ids, got dtype {tokens.dtype}")
+    _check_ndim(tokens, "tokens", (2,), "(batch, n)")
+    mask = (tokens != pad_id).astype(np.float64)  # (batch, n)
+    return mask[:, np.newaxis, :]  # (batch, 1, n)
+
+
+def create_look_ahead_mask(n):
+    """Look-ahead (causal) mask: lower-triangular ones, row t may attend to 0..t (§8.1).
+
+    Parameters
+    ----------
+    n : int
+        Sequence length.
+
+    Returns
+    -------
+    mask : ndarray of float64, shape (n, n)
+    """
+    _check_positive_int(n, "n")
+    return np.tril(np.ones((n, n)))  # (n, n)
+
+
+# --------------------------------------------------------------------------------------------
+# Attention: scaled dot-product and multi-head (§3.1, §4, §5)
+
+
+def _check_mask(mask, target_shape):
+    """Return ``mask`` as floats; it must broadcast to ``target_shape`` and hold only 0 and 1."""
+    mask = _as_float(mask, "mask")
+    try:
+        broadcast = np.broadcast_shapes(mask.shape, target_shape)
+    except ValueError:
+        broadcast = None
+    if broadcast != tuple(target_shape):
+        raise ValueError(
+            f"mask of shape {mask.shape} does not broadcast to the scores' shape "
+            f"{tuple(target_shape)} (..., n_q, n_k)"
+        )
+    if not np.all((mask == 0) | (mask == 1)):
+        # §5.4: an additive -inf mask or a PyTorch-style mask passed here is a silent bug.
+        raise ValueError("mask must contain only 1 (may attend) and 0 (must not attend)")
+    return mask
+
+
+def scaled_dot_product_attention(Q, K, V, mask=None, *, scale=True):
+    """Attention(Q, K, V) = softmax(Q K^T / sqrt(d_k) + (1 - mask) * -1e9) V (§3.1, §8.1).
+
+    Parameters
+    ----------
+    Q : array_like, shape (..., n_q, d_k)
+    K : array_like, shape (..., n_k, d_k)
+    V : array_like, shape (..., n_k, d_v)
+        Leading (batch, head) axes must broadcast against each other.
+    mask : array_like, optional, broadcastable to (..., n_q, n_k)
+        1 = may attend, 0 = must not. Masked weights are exactly 0 (exp(-1e9) underflows).
+    scale : bool, default True
+        Divide the scores by sqrt(d_k). ``False`` gives the unscaled scores of §4.3.
+
+    Returns
+    -------
+    output : ndarray, shape (..., n_q, d_v)
+    weights : ndarray, shape (..., n_q, n_k)
+        Each row sums to 1.
+
+    Notes
+    -----
+    Computed in the inputs' float dtype (float32 in → float32 out; ints → float64).
+
+    A row whose keys are *all* masked (reading-aid flag F02, exercise 4(c)): every score gets the
+    same shift of -1e9, which cancels in the softmax up to rounding. In float64 the spacing of
+    numbers near 1e9 is about 1.2e-7, so score differences of order 1 survive and the row
+    becomes (to ~1e-7) the softmax of the ORIGINAL, unmasked scores -- not uniform. In float32
+    the spacing near 1e9 is 64, every shifted score rounds to -1e9 and the row is uniform.
+    Replacing scores with -inf instead (``np.where(mask, scores, -np.inf)``) gives nan.
+    """
+    Q, K, V = _as_float(Q, "Q"), _as_float(K, "K"), _as_float(V, "V")
+    for name, arr, shape_text in (("Q", Q, "n_q, d_k"), ("K", K, "n_k, d_k"), ("V", V, "n_k, d_v")):
+        if arr.ndim < 2:
+            raise ValueError(f"{name} must have shape (..., {shape_text}), got shape {arr.shape}")
+    if Q.shape[-1] != K.shape[-1]:
+        raise ValueError(f"Q and K need the same depth d_k, got Q {Q.shape} and K {K.shape}")
+    if K.shape[-2] != V.shape[-2]:
+        raise ValueError(f"K and V need the same length n_k, got K {K.shape} and V {V.shape}")
+    try:
+        batch = np.broadcast_shapes(Q.shape[:-2], K.shape[:-2], V.shape[:-2])
+    except ValueError as err:
+        raise ValueError(
+            f"leading axes of Q {Q.shape}, K {K.shape}, V {V.shape} do not broadcast"
+        ) from err
+    dtype = np.result_type(Q, K, V)
+    if mask is not None:
+        mask = _check_mask(mask, (*batch, Q.shape[-2], K.shape[-2])).astype(dtype)
+
+    scores = Q @ np.swapaxes(K, -1, -2)  # (..., n_q, n_k)
+    if scale:
+        # §4.2: Var(q·k) grows like d_k; dividing by sqrt(d_k) keeps the scores at variance ~1.
+        scores = scores / np.sqrt(dtype.type(Q.shape[-1]))
+    if mask is not None:
+        # §8.1: add -1e9 where mask == 0, BEFORE the softmax; exp(-1e9) underflows to exactly 0.
+        scores = scores + (1 - mask) * dtype.type(-1e9)
+    weights = softmax(scores, axis=-1)  # (..., n_q, n_k)
+    return weights @ V, weights  # (..., n_q, d_v), (..., n_q, n_k)
+
+
+def split_heads(x, n_heads):
+    """Cut d_model into n_heads slices of d_k = d_model / n_heads (§5.3).
+
+    Parameters
+    ----------
+    x : array_like, shape (b, n, d_model)
+    n_heads : int
+
+    Returns
+    -------
+    ndarray, shape (b, n_heads, n, d_k)
+    """
+    x = _as_float(x, "x")
+    _check_ndim(x, "x", (3,), "(b, n, d_model)")
+    b, n, d_model = x.shape
+    _check_divisible(d_model, n_heads)
+    x = x.reshape(b, n, n_heads, d_model // n_heads)  # (b, n, h, d_k)
+    return x.transpose(0, 2, 1, 3)  # (b, h, n, d_k)
+
+
+def combine_heads(x):
+    """Inverse of :func:`split_heads`: concatenate the heads (§5.3).
+
+    Parameters
+    ----------
+    x : array_like, shape (b, h, n, d_k)
+
+    Returns
+    -------
+    ndarray, shape (b, n, h * d_k)
+    """
+    x = _as_float(x, "x")
+    _check_ndim(x, "x", (4,), "(b, h, n, d_k)")
+    b, h, n, d_k = x.shape
+    return x.transpose(0, 2, 1, 3).reshape(b, n, h * d_k)  # (b, n, h * d_k)
+
+
+def _mha_shapes(d_model):
+    matrices = {f"W_{p}": (d_model, d_model) for p in "qkvo"}
+    biases = {f"b_{p}": (d_model,) for p in "qkvo"}
+    return matrices | biases
+
+
+def multi_head_attention(x_q, x_kv, params, n_heads, mask=None):
+    """Multi-head attention: project, split into heads, attend, concatenate, project (§5.2).
+
+    Parameters
+    ----------
+    x_q : array_like, shape (b, n_q, d_model) or (n_q, d_model)
+        Where the queries come from (the decoder, for cross-attention, §8.2).
+    x_kv : array_like, shape (b, n_k, d_model) or (n_k, d_model)
+        Where keys and values come from. Pass ``x_kv = x_q`` for self-attention.
+    params : dict
+        ``W_q, W_k, W_v, W_o`` of shape (d_model, d_model), rows-are-tokens (``Q = X @ W_q``),
+        and ``b_q, b_k, b_v, b_o`` of shape (d_model,).
+    n_heads : int
+        Must divide d_model.
+    mask : array_like, optional
+        1 = may attend; broadcastable to (b, n_q, n_k) (or (n_q, n_k) unbatched), e.g. a
+        padding mask (b, 1, n_k) or a look-ahead mask (n, n). The same mask is used by every head.
+
+    Returns
+    -------
+    output : ndarray, shape (b, n_q, d_model) (unbatched: (n_q, d_model))
+    weights : ndarray, shape (b, n_heads, n_q, n_k) (unbatched: (n_heads, n_q, n_k))
+    """
+    x_q, x_kv = _as_float(x_q, "x_q"), _as_float(x_kv, "x_kv")
+    _check_ndim(x_q, "x_q", (2, 3), "(b, n_q, d_model) or (n_q, d_model)")
+    if x_kv.ndim != x_q.ndim:
+        raise ValueError(f"x_q {x_q.shape} and x_kv {x_kv.shape} must both be batched or not")
+    unbatched = x_q.ndim == 2
+    if unbatched:
+        x_q, x_kv = x_q[np.newaxis], x_kv[np.newaxis]  # (1, n, d_model)
+    (b, n_q, d_model), (b_kv, n_k, d_kv) = x_q.shape, x_kv.shape
+    if (b_kv, d_kv) != (b, d_model):
+        raise ValueError(f"x_q {x_q.shape} and x_kv {x_kv.shape} need the same b and d_model")
+    _check_divisible(d_model, n_heads)
+    p = _get_params(params, _mha_shapes(d_model), "multi_head_attention")
+    if mask is not None:
+        mask = _check_mask(mask, (n_q, n_k) if unbatched else (b, n_q, n_k))
+        mask = np.broadcast_to(mask, (b, n_q, n_k))[:, np.newaxis]  # (b, 1, n_q, n_k)
+
+    Q = split_heads(x_q @ p["W_q"] + p["b_q"], n_heads)  # (b, h, n_q, d_k)
+    K = split_heads(x_kv @ p["W_k"] + p["b_k"], n_heads)  # (b, h, n_k, d_k)
+    V = split_heads(x_kv @ p["W_v"] + p["b_v"], n_heads)  # (b, h, n_k, d_k)
+    context, weights = scaled_dot_product_attention(Q, K, V, mask)  # (b, h, n_q, d_k)
+    output = combine_heads(context) @ p["W_o"] + p["b_o"]  # (b, n_q, d_model)
+    if unbatched:
+        return output[0], weights[0]  # (n_q, d_model), (h, n_q, n_k)
+    return output, weights
+
+
+# --------------------------------------------------------------------------------------------
+# Positional encoding (§6.2, §6.3)
+
+
+def _check_even_d_model(d_model):
+    _check_positive_int(d_model, "d_model")
+    if d_model % 2 != 0:
+        raise ValueError(f"d_model must be even (sin/cos pairs, §6.2), got {d_model}")
+
+
+def _frequencies(d_model):
+    """omega_i = 1 / 10000^(2i / d_model), i = 0 .. d_model/2 - 1 (§6.2)."""
+    two_i = np.arange(0, d_model, 2, dtype=np.float64)  # (d_model/2,)
+    return 1.0 / 10000.0 ** (two_i / d_model)
+
+
+def positional_encoding(max_len, d_model):
+    """Sinusoidal positional encoding, PE(pos, 2i) = sin(pos ω_i), PE(pos, 2i+1) = cos(pos ω_i).
+
+    Parameters
+    ----------
+    max_len : int
+        Number of positions 0 .. max_len - 1.
+    d_model : int
+        Must be even (dimensions 2i and 2i+1 are a pair sharing ω_i, §6.2).
+
+    Returns
+    -------
+    pe : ndarray of float64, shape (max_len, d_model)
+    """
+    _check_positive_int(max_len, "max_len")
+    _check_even_d_model(d_model)
+    angles = np.arange(max_len)[:, np.newaxis] * _frequencies(d_model)  # (max_len, d_model/2)
+    pe = np.empty((max_len, d_model))
+    pe[:, 0::2] = np.sin(angles)
+    pe[:, 1::2] = np.cos(angles)
+    return pe
+
+
+def relative_shift_matrix(k, d_model):
+    """The block rotation M_k with PE(p + k) = PE(p) @ M_k for every position p (§6.3).
+
+    For each pair (sin ωp, cos ωp), the angle-sum formulas give
+    [sin ω(p+k), cos ω(p+k)] = [sin ωp, cos ωp] @ [[cos ωk, -sin ωk], [sin ωk, cos ωk]];
+    the angle ωk depends on k only, never on p. Works for negative k too (M_{-k} = M_k^T).
+
+    Parameters
+    ----------
+    k : int or float
+        The shift.
+    d_model : int
+        Must be even.
+
+    Returns
+    -------
+    M : ndarray of float64, shape (d_model, d_model)
+        Orthogonal, block-diagonal with d_model/2 2×2 rotation blocks.
+    """
+    if isinstance(k, bool) or not isinstance(k, int | float | np.integer | np.floating):
+        raise ValueError(f"k must be a real number (the shift), got {k!r}")
+    _check_even_d_model(d_model)
+    angle = k * _frequencies(d_model)  # (d_model/2,)
+    even = np.arange(0, d_model, 2)
+    M = np.zeros((d_model, d_model))
+    M[even, even] = np.cos(angle)
+    M[even, even + 1] = -np.sin(angle)
+    M[even + 1, even] = np.sin(angle)
+    M[even + 1, even + 1] = np.cos(angle)
+    return M
+
+
+# --------------------------------------------------------------------------------------------
+# Blocks: LayerNorm and the position-wise feed-forward network (§7.2, §7.3)
+
+
+def layer_norm(x, gamma, beta, eps=1e-5):
+    """LayerNorm over the last axis (each token on its own), as ``nn.LayerNorm`` (§7.3).
+
+    Parameters
+    ----------
+    x : array_like, shape (..., d_model)
+    gamma, beta : array_like, shape (d_model,)
+    eps : float, default 1e-5
+        PyTorch's default.
+
+    Returns
+    -------
+    ndarray, shape (..., d_model)
+
+    Notes
+    -----
+    Uses the biased variance (divide by d_model), like PyTorch and Ba et al.; the unbiased
+    std of some teaching code cannot match ``nn.LayerNorm``.
+    """
+    x = _as_float(x, "x")
+    _check_ndim(x, "x", range(1, 64), "(..., d_model)")
+    d_model = x.shape[-1]
+    shapes = {"gamma": (d_model,), "beta": (d_model,)}
+    p = _get_params({"gamma": gamma, "beta": beta}, shapes, "layer_norm")
+    mean = x.mean(axis=-1, keepdims=True)  # (..., 1)
+    var = ((x - mean) ** 2).mean(axis=-1, keepdims=True)  # (..., 1)
+    return (x - mean) / np.sqrt(var + eps) * p["gamma"] + p["beta"]
+
+
+def feed_forward(x, params):
+    """Position-wise feed-forward network FFN(x) = ReLU(x W_1 + b_1) W_2 + b_2 (§7.2).
+
+    Parameters
+    ----------
+    x : array_like, shape (..., d_model)
+    params : dict
+        ``W_1`` (d_model, d_ff), ``b_1`` (d_ff,), ``W_2`` (d_ff, d_model), ``b_2`` (d_model,).
+
+    Returns
+    -------
+    ndarray, shape (..., d_model)
+    """
+    x = _as_float(x, "x")
+    _check_ndim(x, "x", range(1, 64), "(..., d_model)")
+    d_model = x.shape[-1]
+    if "W_1" not in params:
+        raise ValueError("feed_forward params need key 'W_1' (expected W_1, b_1, W_2, b_2)")
+    d_ff = np.shape(params["W_1"])[-1]
+    shapes = {"W_1": (d_model, d_ff), "b_1": (d_ff,), "W_2": (d_ff, d_model), "b_2": (d_model,)}
+    p = _get_params(params, shapes, "feed_forward")
+    hidden = np.maximum(x @ p["W_1"] + p["b_1"], 0)  # (..., d_ff)
+    return hidden @ p["W_2"] + p["b_2"]  # (..., d_model)
+
+
+# --------------------------------------------------------------------------------------------
+# Layers: encoder and decoder, Post-LN or Pre-LN (§7.1, §7.5, §8.2)
+
+
+def _residual(x, sublayer, norm, norm_first):
+    """One sublayer with its residual connection and LayerNorm, in either placement (§7.5).
+
+    Post-LN (the paper, PyTorch's default): LN(x + sublayer(x)).
+    Pre-LN (Xiong et al. 2020): x + sublayer(LN(x)); nothing normalises the residual path.
+    """
+    if norm_first:
+        return x + sublayer(layer_norm(x, norm["gamma"], norm["beta"]))
+    return layer_norm(x + sublayer(x), norm["gamma"], norm["beta"])
+
+
+def encoder_layer_forward(x, params, n_heads, mask=None, norm_first=False):
+    """One encoder layer: self-attention and FFN, each with residual + LayerNorm (§7.1).
+
+    Same computation as ``nn.TransformerEncoderLayer`` with dropout off (no final LayerNorm:
+    a Pre-LN stack adds that once, after its last layer, §7.5).
+
+    Parameters
+    ----------
+    x : array_like, shape (b, n, d_model) or (n, d_model)
+    params : dict
+        ``{"self_attn": mha params, "ffn": ffn params, "norm1": {"gamma", "beta"},
+        "norm2": {"gamma", "beta"}}``.
+    n_heads : int
+    mask : array_like, optional
+        1 = may attend, broadcastable to (b, n, n), e.g. a padding mask (b, 1, n) (§8.3).
+    norm_first : bool, default False
+        False = Post-LN, True = Pre-LN (PyTorch's name).
+
+    Returns
+    -------
+    ndarray, same shape as ``x``
+    """
+    x = _as_float(x, "x")
+
+    def self_attention(h):
+        return multi_head_attention(h, h, params["self_attn"], n_heads, mask)[0]
+
+    x = _residual(x, self_attention, params["norm1"], norm_first)  # (b, n, d_model)
+    return _residual(x, lambda h: feed_forward(h, params["ffn"]), params["norm2"], norm_first)
+
+
+def decoder_layer_forward(
+    y, memory, params, n_heads, self_mask=None, memory_mask=None, norm_first=False
+):
+    """One decoder layer: masked self-attention, cross-attention, FFN (§8.2).
+
+    Same computation as ``nn.TransformerDecoderLayer`` with dropout off; no final LayerNorm.
+
+    Parameters
+    ----------
+    y : array_like, shape (b, n_tgt, d_model) or (n_tgt, d_model)
+        The (shifted) target sequence.
+    memory : array_like, shape (b, n_src, d_model) or (n_src, d_model)
+        The encoder's output; cross-attention takes K and V from it, Q from the decoder.
+    params : dict
+        ``{"self_attn", "cross_attn": mha params, "ffn": ffn params, "norm1", "norm2",
+        "norm3": {"gamma", "beta"}}``; PyTorch's order: norm1 after self-attention, norm2
+        after cross-attention, norm3 after the FFN.
+    n_heads : int
+    self_mask : array_like, optional
+        1 = may attend, broadcastable to (b, n_tgt, n_tgt): usually look-ahead * padding (§8.1).
+    memory_mask : array_like, optional
+        1 = may attend, broadcastable to (b, n_tgt, n_src): usually the source padding mask.
+    norm_first : bool, default False
+        False = Post-LN, True = Pre-LN.
+
+    Returns
+    -------
+    ndarray, same shape as ``y``
+    """
+    y, memory = _as_float(y, "y"), _as_float(memory, "memory")
+
+    def self_attention(h):
+        return multi_head_attention(h, h, params["self_attn"], n_heads, self_mask)[0]
+
+    def cross_attention(h):
+        # §8.2: Q from the decoder, K and V from the encoder's output (never normalised here).
+        return multi_head_attention(h, memory, params["cross_attn"], n_heads, memory_mask)[0]
+
+    y = _residual(y, self_attention, params["norm1"], norm_first)  # (b, n_tgt, d_model)
+    y = _residual(y, cross_attention, params["norm2"], norm_first)  # (b, n_tgt, d_model)
+    return _residual(y, lambda h: feed_forward(h, params["ffn"]), params["norm3"], norm_first)
+
+
+# --------------------------------------------------------------------------------------------
+# Parameter counts (§5.2, §7.4, exercise 3)
+
+
+def count_mha_params(d_model):
+    """4 d_model² + 4 d_model: W_q, W_k, W_v, W_o and their biases; n_heads plays no part (§5.2)."""
+    _check_positive_int(d_model, "d_model")
+    return 4 * d_model**2 + 4 * d_model
+
+
+def _count_ffn_params(d_model, d_ff):
+    return 2 * d_model * d_ff + d_ff + d_model  # W_1, W_2, b_1, b_2
+
+
+def count_encoder_layer_params(d_model, d_ff):
+    """Self-attention + FFN + two LayerNorms (gamma and beta each)."""
+    _check_positive_int(d_ff, "d_ff")
+    return count_mha_params(d_model) + _count_ffn_params(d_model, d_ff) + 2 * 2 * d_model
+
+
+def count_decoder_layer_params(d_model, d_ff):
+    """Self-attention + cross-attention + FFN + three LayerNorms."""
+    _check_positive_int(d_ff, "d_ff")
+    return 2 * count_mha_params(d_model) + _count_ffn_params(d_model, d_ff) + 3 * 2 * d_model
+
+
+# --------------------------------------------------------------------------------------------
+# Converters from PyTorch (torch is imported only here, §5.4, §7.4)
+#
+# PyTorch computes nn.Linear as x @ weight.T with weight stored (out, in); we store (in, out)
+# so that rows are tokens (Q = X @ W_q). Every transpose lives in this section, nowhere else.
+
+
+def _to_numpy(tensor, shape, name):
+    """Copy a parameter to a float64 ndarray, checking its shape on the way."""
+    if tensor is None:
+        raise ValueError(f"{name} is missing: build the PyTorch module with bias=True")
+    arr = tensor.detach().cpu().double().numpy().copy()
+    if arr.shape != shape:
+        raise ValueError(f"{name} has shape {arr.shape}, expected {shape}")
+    return arr
+
+
+def mha_params_from_torch(mha):
+    """Copy an ``nn.MultiheadAttention``'s parameters for :func:`multi_head_attention`.
+
+    Parameters
+    ----------
+    mha : torch.nn.MultiheadAttention
+        With bias=True, kdim = vdim = embed_dim, add_bias_kv=False, add_zero_attn=False.
+        batch_first does not matter (parameters do not depend on it).
+
+    Returns
+    -------
+    dict of float64 ndarrays
+        ``W_q, W_k, W_v, W_o`` (d_model, d_model), ``b_q, b_k, b_v, b_o`` (d_model,).
+    """
+    d = mha.embed_dim
+    if not mha._qkv_same_embed_dim:
+        raise ValueError("expected kdim == vdim == embed_dim (one stacked in_proj_weight)")
+    if mha.bias_k is not None or mha.add_zero_attn:
+        raise ValueError("expected add_bias_kv=False and add_zero_attn=False")
+    # in_proj_weight stacks W_q, W_k, W_v vertically: (3d, d), each block (out, in).
+    in_weight = _to_numpy(mha.in_proj_weight, (3 * d, d), "in_proj_weight")
+    in_bias = _to_numpy(mha.in_proj_bias, (3 * d,), "in_proj_bias")
+    params = {}
+    for i, p in enumerate("qkv"):
+        params[f"W_{p}"] = in_weight[i * d : (i + 1) * d].T  # (out, in) -> (d_in, d_out)
+        params[f"b_{p}"] = in_bias[i * d : (i + 1) * d]
+    params["W_o"] = _to_numpy(mha.out_proj.weight, (d, d), "out_proj.weight").T
+    params["b_o"] = _to_numpy(mha.out_proj.bias, (d,), "out_proj.bias")
+    return params
+
+
+def _norm_params_from_torch(norm, d_model, name):
+    if norm.eps != 1e-5:
+        raise ValueError(
+            f"{name}: expected layer_norm_eps=1e-5 (layer_norm's default), got {norm.eps}"
+        )
+    gamma = _to_numpy(norm.weight, (d_model,), f"{name}.weight")
+    return {"gamma": gamma, "beta": _to_numpy(norm.bias, (d_model,), f"{name}.bias")}
+
+
+def _ffn_params_from_torch(layer, d_model):
+    import torch
+
+    activation = layer.activation
+    if not (activation is torch.nn.functional.relu or isinstance(activation, torch.nn.ReLU)):
+        raise ValueError(f"expected activation='relu' (feed_forward uses ReLU), got {activation}")
+    d_ff = layer.linear1.out_features
+    return {
+        "W_1": _to_numpy(
+            layer.linear1.weight, (d_ff, d_model), "linear1.weight"
+        ).T,  # (d_model, d_ff)
+        "b_1": _to_numpy(layer.linear1.bias, (d_ff,), "linear1.bias"),
+        "W_2": _to_numpy(
+            layer.linear2.weight, (d_model, d_ff), "linear2.weight"
+        ).T,  # (d_ff, d_model)
+        "b_2": _to_numpy(layer.linear2.bias, (d_model,), "linear2.bias"),
+    }
+
+
+def encoder_layer_params_from_torch(layer):
+    """Copy an ``nn.TransformerEncoderLayer``'s parameters for :func:`encoder_layer_forward`.
+
+    Pass ``norm_first=layer.norm_first`` and ``n_heads=layer.self_attn.num_heads`` alongside.
+
+    Parameters
+    ----------
+    layer : torch.nn.TransformerEncoderLayer
+        activation='relu', bias=True, layer_norm_eps=1e-5.
+
+    Returns
+    -------
+    dict
+        ``{"self_attn", "ffn", "norm1", "norm2"}`` of float64 ndarrays.
+    """
+    d_model = layer.self_attn.embed_dim
+    return {
+        "self_attn": mha_params_from_torch(layer.self_attn),
+        "ffn": _ffn_params_from_torch(layer, d_model),
+        "norm1": _norm_params_from_torch(layer.norm1, d_model, "norm1"),
+        "norm2": _norm_params_from_torch(layer.norm2, d_model, "norm2"),
+    }
+
+
+def decoder_layer_params_from_torch(layer):
+    """Copy an ``nn.TransformerDecoderLayer``'s parameters for :func:`decoder_layer_forward`.
+
+    Parameters
+    ----------
+    layer : torch.nn.TransformerDecoderLayer
+        activation='relu', bias=True, layer_norm_eps=1e-5.
+
+    Returns
+    -------
+    dict
+        ``{"self_attn", "cross_attn", "ffn", "norm1", "norm2", "norm3"}`` of float64 ndarrays
+        (PyTorch's ``multihead_attn`` is our ``cross_attn``).
+    """
+    d_model = layer.self_attn.embed_dim
+    return {
+        "self_attn": mha_params_from_torch(layer.self_attn),
+        "cross_attn": mha_params_from_torch(layer.multihead_attn),
+        "ffn": _ffn_params_from_torch(layer, d_model),
+        "norm1": _norm_params_from_torch(layer.norm1, d_model, "norm1"),
+        "norm2": _norm_params_from_torch(layer.norm2, d_model, "norm2"),
+        "norm3": _norm_params_from_torch(layer.norm3, d_model, "norm3"),
+    }

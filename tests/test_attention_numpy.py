@@ -1,0 +1,669 @@
+"""attention_numpy against PyTorch's own modules (float64), the lecture's properties, its exercises.
+
+Parameters are drawn at random and copied with the module's converters (which check shapes),
+so a transposed or mis-split matrix fails here. Biases and LayerNorm weights are randomised
+too: PyTorch initialises them to 0 and 1, which would hide a bias bug.
+"""
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from lecture17 import attention_numpy as an
+
+torch.set_num_threads(1)  # §0.5: single-threaded, like the lecture
+
+ATOL = 1e-12  # float64 numpy vs float64 PyTorch; the lecture quotes ~1e-15 (§3.1, §7.4)
+RTOL = 0.0
+SEEDS = [0, 1, 2]
+PROPERTY = settings(max_examples=30, deadline=None)
+
+
+def assert_close(actual, expected, atol=ATOL):
+    np.testing.assert_allclose(actual, expected, rtol=RTOL, atol=atol)
+
+
+def to_numpy(tensor):
+    return tensor.detach().numpy()
+
+
+def randomise_(module, seed, scale=0.5):
+    """Overwrite every parameter with uniform(-scale, scale) noise from a seeded generator."""
+    gen = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for p in module.parameters():
+            p.copy_((torch.rand(p.shape, generator=gen, dtype=p.dtype) * 2 - 1) * scale)
+    return module.eval()
+
+
+def random_tokens(rng, b, n):
+    """(b, n) token ids in 1..9 followed by padding (0); every sentence keeps >= 1 real token."""
+    lengths = rng.integers(1, n + 1, size=b)
+    lengths[0] = n  # one full sentence, so the batch really needs length n
+    tokens = rng.integers(1, 10, size=(b, n))
+    tokens[np.arange(n) >= lengths[:, None]] = 0
+    return tokens
+
+
+def random_mask(rng, shape):
+    """Random 0/1 mask; every row keeps >= 1 key (a fully masked row is NaN in torch)."""
+    mask = (rng.random(shape) < 0.6).astype(np.float64)
+    first = rng.integers(0, shape[-1], size=shape[:-1])
+    np.put_along_axis(mask, first[..., None], 1.0, axis=-1)
+    return mask
+
+
+def random_mha_params(rng, d_model):
+    return an.mha_params_from_torch(
+        randomise_(
+            torch.nn.MultiheadAttention(d_model, 1, dtype=torch.float64), int(rng.integers(10**9))
+        )
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# Primitives
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("shape", [(5,), (3, 7), (2, 3, 4)])
+def test_softmax_matches_torch(seed, shape):
+    x = np.random.default_rng(seed).normal(scale=5.0, size=shape)
+    for axis in range(-len(shape), 0):
+        assert_close(an.softmax(x, axis=axis), to_numpy(torch.softmax(torch.from_numpy(x), axis)))
+
+
+def test_softmax_is_stable_for_large_scores():
+    # Without subtracting the max, exp(1000) overflows to inf and the result is nan.
+    assert_close(an.softmax(np.array([1000.0, 1000.0, -1000.0])), [0.5, 0.5, 0.0])
+
+
+def test_masks():
+    tokens = np.array([[5, 3, 0, 0], [2, 0, 0, 0]])
+    expected = np.array([[[1, 1, 0, 0]], [[1, 0, 0, 0]]], dtype=np.float64)
+    np.testing.assert_array_equal(an.create_padding_mask(tokens), expected)
+    np.testing.assert_array_equal(an.create_padding_mask(tokens + 1, pad_id=1), expected)
+    np.testing.assert_array_equal(an.create_look_ahead_mask(3), [[1, 0, 0], [1, 1, 0], [1, 1, 1]])
+
+
+# --------------------------------------------------------------------------------------------
+# Scaled dot-product attention vs F.scaled_dot_product_attention
+
+
+def torch_sdpa(Q, K, V, mask, scale=None):
+    """PyTorch's output and weights; its boolean attn_mask means True = may attend."""
+    q, k, v = (torch.from_numpy(a) for a in (Q, K, V))
+    bool_mask = None if mask is None else torch.from_numpy(np.broadcast_to(mask, mask.shape) == 1)
+    out = F.scaled_dot_product_attention(q, k, v, attn_mask=bool_mask, scale=scale)
+    scores = q @ k.transpose(-1, -2) * (Q.shape[-1] ** -0.5 if scale is None else scale)
+    if bool_mask is not None:
+        scores = scores.masked_fill(~bool_mask, -torch.inf)
+    return to_numpy(out), to_numpy(torch.softmax(scores, dim=-1))
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("batch", [(), (3,), (2, 4)], ids=["unbatched", "b", "b_h"])
+@pytest.mark.parametrize("masked", [False, True])
+def test_sdpa_matches_torch(seed, batch, masked):
+    rng = np.random.default_rng(seed)
+    n_q, n_k, d_k, d_v = rng.integers(1, 9, size=4)
+    Q = rng.normal(size=(*batch, n_q, d_k))
+    K = rng.normal(size=(*batch, n_k, d_k))
+    V = rng.normal(size=(*batch, n_k, d_v))
+    mask = random_mask(rng, (*batch, n_q, n_k)) if masked else None
+    output, weights = an.scaled_dot_product_attention(Q, K, V, mask)
+    expected_output, expected_weights = torch_sdpa(Q, K, V, mask)
+    assert output.shape == (*batch, n_q, d_v)
+    assert_close(output, expected_output)
+    assert_close(weights, expected_weights)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_sdpa_unscaled_matches_torch_with_scale_one(seed):
+    rng = np.random.default_rng(seed)
+    Q, K, V = rng.normal(size=(2, 5, 16)), rng.normal(size=(2, 6, 16)), rng.normal(size=(2, 6, 3))
+    output, weights = an.scaled_dot_product_attention(Q, K, V, scale=False)
+    expected_output, expected_weights = torch_sdpa(Q, K, V, None, scale=1.0)
+    assert_close(output, expected_output)
+    assert_close(weights, expected_weights)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_sdpa_keeps_the_float_dtype(dtype):
+    rng = np.random.default_rng(0)
+    Q, K, V = (rng.normal(size=(3, 4)).astype(dtype) for _ in range(3))
+    output, weights = an.scaled_dot_product_attention(Q, K, V, np.ones((3, 3)))
+    assert output.dtype == dtype and weights.dtype == dtype
+
+
+def test_sdpa_integer_input_is_float64():
+    output, weights = an.scaled_dot_product_attention(np.eye(2, dtype=int), np.eye(2), np.eye(2))
+    assert output.dtype == np.float64 and weights.dtype == np.float64
+
+
+def test_padding_mask_broadcasts_over_queries():
+    rng = np.random.default_rng(0)
+    tokens = np.array([[4, 2, 0], [7, 0, 0]])
+    X = rng.normal(size=(2, 3, 4))
+    _, weights = an.scaled_dot_product_attention(X, X, X, an.create_padding_mask(tokens))
+    # §8.3: every row, padding rows included, puts exactly 0 on padded keys.
+    np.testing.assert_array_equal(weights[tokens[:, None, :].repeat(3, 1) == 0], 0.0)
+
+
+# --------------------------------------------------------------------------------------------
+# Multi-head attention vs nn.MultiheadAttention
+
+
+def make_torch_mha(seed, d_model, n_heads):
+    mha = torch.nn.MultiheadAttention(d_model, n_heads, batch_first=True, dtype=torch.float64)
+    return randomise_(mha, seed)
+
+
+def mha_case(seed):
+    """Random sizes: b, n_q, n_k, n_heads, d_k (d_model = n_heads * d_k)."""
+    rng = np.random.default_rng(seed)
+    b, n_q, n_k = rng.integers(1, 5), rng.integers(1, 8), rng.integers(2, 8)
+    n_heads, d_k = rng.integers(1, 5), rng.integers(1, 6)
+    return rng, b, n_q, n_k, int(n_heads), int(n_heads * d_k)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("kind", ["self", "cross", "key_padding", "causal"])
+def test_mha_matches_torch(seed, kind):
+    rng, b, n_q, n_k, n_heads, d_model = mha_case(seed)
+    mha = make_torch_mha(seed, d_model, n_heads)
+    params = an.mha_params_from_torch(mha)
+    if kind in ("self", "causal"):
+        n_k = n_q
+    if kind == "cross" and n_k == n_q:
+        n_k = n_q + 1  # cross-attention with a different source length
+    x_q = rng.normal(size=(b, n_q, d_model))
+    x_kv = x_q if n_k == n_q and kind != "cross" else rng.normal(size=(b, n_k, d_model))
+    mask, torch_kwargs = None, {}
+    if kind == "key_padding":
+        tokens = random_tokens(rng, b, n_k)
+        mask = an.create_padding_mask(tokens)  # (b, 1, n_k), 1 = real token
+        torch_kwargs["key_padding_mask"] = torch.from_numpy(tokens == 0)  # True = ignore (§5.4)
+    if kind == "causal":
+        mask = an.create_look_ahead_mask(n_q)  # (n, n), 1 = may attend
+        torch_kwargs["attn_mask"] = torch.from_numpy(mask == 0)  # True = ignore (§5.4)
+
+    output, weights = an.multi_head_attention(x_q, x_kv, params, n_heads, mask)
+    x_q_t, x_kv_t = torch.from_numpy(x_q), torch.from_numpy(x_kv)
+    expected, expected_weights = mha(
+        x_q_t, x_kv_t, x_kv_t, need_weights=True, average_attn_weights=False, **torch_kwargs
+    )
+    assert weights.shape == (b, n_heads, n_q, n_k)
+    assert_close(output, to_numpy(expected))
+    assert_close(weights, to_numpy(expected_weights))
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_mha_unbatched_equals_batch_of_one(seed):
+    rng, _, n_q, n_k, n_heads, d_model = mha_case(seed)
+    params = an.mha_params_from_torch(make_torch_mha(seed, d_model, n_heads))
+    x_q, x_kv = rng.normal(size=(n_q, d_model)), rng.normal(size=(n_k, d_model))
+    mask = random_mask(rng, (n_q, n_k))
+    output, weights = an.multi_head_attention(x_q, x_kv, params, n_heads, mask)
+    batched, batched_weights = an.multi_head_attention(
+        x_q[None], x_kv[None], params, n_heads, mask[None]
+    )
+    assert output.shape == (n_q, d_model) and weights.shape == (n_heads, n_q, n_k)
+    assert_close(output, batched[0])
+    assert_close(weights, batched_weights[0])
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_split_and_combine_heads(seed):
+    rng = np.random.default_rng(seed)
+    b, n, n_heads, d_k = rng.integers(1, 5, size=4)
+    x = rng.normal(size=(b, n, n_heads * d_k))
+    heads = an.split_heads(x, n_heads)
+    assert heads.shape == (b, n_heads, n, d_k)
+    for i in range(n_heads):  # §5.3: head i is the i-th slice of d_model
+        np.testing.assert_array_equal(heads[:, i], x[..., i * d_k : (i + 1) * d_k])
+    np.testing.assert_array_equal(an.combine_heads(heads), x)
+
+
+# --------------------------------------------------------------------------------------------
+# LayerNorm, encoder and decoder layers vs PyTorch
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("shape", [(7,), (4, 6), (2, 3, 10)])
+def test_layer_norm_matches_torch(seed, shape):
+    rng = np.random.default_rng(seed)
+    x = rng.normal(loc=3.0, scale=2.0, size=shape)
+    norm = randomise_(torch.nn.LayerNorm(shape[-1], dtype=torch.float64), seed)
+    gamma, beta = to_numpy(norm.weight), to_numpy(norm.bias)
+    assert gamma.shape == beta.shape == (shape[-1],)
+    assert_close(an.layer_norm(x, gamma, beta), to_numpy(norm(torch.from_numpy(x))))
+
+
+def layer_case(seed):
+    rng = np.random.default_rng(seed)
+    n_heads, d_k = int(rng.integers(1, 4)), int(rng.integers(2, 5))
+    d_ff = int(rng.integers(4, 20))
+    b, n_src, n_tgt = rng.integers(1, 4), rng.integers(2, 7), rng.integers(2, 7)
+    return rng, n_heads, n_heads * d_k, d_ff, b, n_src, n_tgt
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("norm_first", [False, True], ids=["post_ln", "pre_ln"])
+def test_encoder_layer_matches_torch(seed, norm_first):
+    rng, n_heads, d_model, d_ff, b, n, _ = layer_case(seed)
+    layer = torch.nn.TransformerEncoderLayer(
+        d_model,
+        n_heads,
+        d_ff,
+        dropout=0.0,
+        batch_first=True,
+        norm_first=norm_first,
+        dtype=torch.float64,
+    )
+    randomise_(layer, seed)
+    params = an.encoder_layer_params_from_torch(layer)
+    x, tokens = rng.normal(size=(b, n, d_model)), random_tokens(rng, b, n)
+    output = an.encoder_layer_forward(
+        x, params, n_heads, mask=an.create_padding_mask(tokens), norm_first=norm_first
+    )
+    # Parameters require grad, so PyTorch takes its reference (not "fast path") implementation.
+    expected = layer(torch.from_numpy(x), src_key_padding_mask=torch.from_numpy(tokens == 0))
+    assert_close(output, to_numpy(expected))
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("norm_first", [False, True], ids=["post_ln", "pre_ln"])
+def test_decoder_layer_matches_torch(seed, norm_first):
+    rng, n_heads, d_model, d_ff, b, n_src, n_tgt = layer_case(seed)
+    layer = torch.nn.TransformerDecoderLayer(
+        d_model,
+        n_heads,
+        d_ff,
+        dropout=0.0,
+        batch_first=True,
+        norm_first=norm_first,
+        dtype=torch.float64,
+    )
+    randomise_(layer, seed)
+    params = an.decoder_layer_params_from_torch(layer)
+    y, memory = rng.normal(size=(b, n_tgt, d_model)), rng.normal(size=(b, n_src, d_model))
+    tgt_tokens, src_tokens = random_tokens(rng, b, n_tgt), random_tokens(rng, b, n_src)
+    look_ahead = an.create_look_ahead_mask(n_tgt)
+    self_mask = look_ahead * an.create_padding_mask(tgt_tokens)  # (b, n_tgt, n_tgt), §8.3
+    output = an.decoder_layer_forward(
+        y,
+        memory,
+        params,
+        n_heads,
+        self_mask=self_mask,
+        memory_mask=an.create_padding_mask(src_tokens),
+        norm_first=norm_first,
+    )
+    expected = layer(
+        torch.from_numpy(y),
+        torch.from_numpy(memory),
+        tgt_mask=torch.from_numpy(look_ahead == 0),  # True = ignore
+        tgt_key_padding_mask=torch.from_numpy(tgt_tokens == 0),
+        memory_key_padding_mask=torch.from_numpy(src_tokens == 0),
+    )
+    assert_close(output, to_numpy(expected))
+
+
+def n_params(module):
+    return sum(p.numel() for p in module.parameters())
+
+
+@pytest.mark.parametrize(
+    ("d_model", "d_ff", "n_heads"), [(8, 16, 1), (48, 100, 3), (64, 256, 8), (512, 2048, 16)]
+)
+def test_parameter_counts_match_torch(d_model, d_ff, n_heads):
+    kwargs = {"dim_feedforward": d_ff, "batch_first": True}
+    assert an.count_mha_params(d_model) == n_params(torch.nn.MultiheadAttention(d_model, n_heads))
+    encoder = torch.nn.TransformerEncoderLayer(d_model, n_heads, **kwargs)
+    decoder = torch.nn.TransformerDecoderLayer(d_model, n_heads, **kwargs)
+    assert an.count_encoder_layer_params(d_model, d_ff) == n_params(encoder)
+    assert an.count_decoder_layer_params(d_model, d_ff) == n_params(decoder)
+
+
+@pytest.mark.parametrize(
+    ("make", "match"),
+    [
+        (lambda: torch.nn.TransformerEncoderLayer(8, 2, 16, activation="gelu"), "relu"),
+        (lambda: torch.nn.TransformerDecoderLayer(8, 2, 16, activation="gelu"), "relu"),
+        (lambda: torch.nn.TransformerEncoderLayer(8, 2, 16, bias=False), "bias=True"),
+        (lambda: torch.nn.TransformerEncoderLayer(8, 2, 16, layer_norm_eps=1e-6), "eps"),
+        (lambda: torch.nn.MultiheadAttention(8, 2, bias=False), "bias=True"),
+        (lambda: torch.nn.MultiheadAttention(8, 2, kdim=4, vdim=4), "kdim"),
+    ],
+    ids=["enc_gelu", "dec_gelu", "no_bias", "eps", "mha_no_bias", "mha_kdim"],
+)
+def test_converters_reject_unsupported_modules(make, match):
+    module = make()
+    convert = {
+        torch.nn.MultiheadAttention: an.mha_params_from_torch,
+        torch.nn.TransformerEncoderLayer: an.encoder_layer_params_from_torch,
+        torch.nn.TransformerDecoderLayer: an.decoder_layer_params_from_torch,
+    }[type(module)]
+    with pytest.raises(ValueError, match=match):
+        convert(module)
+
+
+def test_converters_transpose_linear_weights():
+    # nn.Linear stores (out, in); with d_ff != d_model a missing transpose would change shapes.
+    layer = torch.nn.TransformerEncoderLayer(8, 2, 24)
+    ffn = an.encoder_layer_params_from_torch(layer)["ffn"]
+    assert ffn["W_1"].shape == (8, 24) and ffn["W_2"].shape == (24, 8)
+    np.testing.assert_array_equal(ffn["W_1"], to_numpy(layer.linear1.weight).T)
+    assert ffn["W_1"].dtype == np.float64
+
+
+# --------------------------------------------------------------------------------------------
+# Properties the lecture claims (hypothesis)
+
+sizes = st.integers(1, 6)
+seeds = st.integers(0, 2**32 - 1)
+
+
+@PROPERTY
+@given(seed=seeds, n_q=sizes, n_k=sizes, d_k=sizes)
+def test_weights_rows_sum_to_one_and_masked_weights_are_zero(seed, n_q, n_k, d_k):
+    rng = np.random.default_rng(seed)
+    Q, K, V = rng.normal(size=(n_q, d_k)), rng.normal(size=(n_k, d_k)), rng.normal(size=(n_k, 2))
+    mask = random_mask(rng, (n_q, n_k))
+    _, weights = an.scaled_dot_product_attention(3 * Q, 3 * K, V, mask)
+    assert_close(weights.sum(axis=-1), np.ones(n_q))
+    np.testing.assert_array_equal(weights[mask == 0], 0.0)  # §8.1: exp(-1e9) is exactly 0
+    assert np.all(weights >= 0)
+
+
+@PROPERTY
+@given(seed=seeds, n=st.integers(2, 7), n_heads=st.integers(1, 3))
+def test_self_attention_is_permutation_equivariant(seed, n, n_heads):
+    # §3.2, exercise 5: Attn(PX) = P Attn(X) without positional encoding.
+    rng = np.random.default_rng(seed)
+    d_model = 2 * n_heads
+    params = random_mha_params(rng, d_model)
+    X, perm = rng.normal(size=(n, d_model)), rng.permutation(n)
+    output, weights = an.multi_head_attention(X, X, params, n_heads)
+    permuted, permuted_weights = an.multi_head_attention(X[perm], X[perm], params, n_heads)
+    assert_close(permuted, output[perm])
+    assert_close(
+        permuted_weights, weights[:, perm][:, :, perm]
+    )  # softmax(PAP^T) = P softmax(A) P^T
+
+
+def test_positional_encoding_breaks_permutation_equivariance():
+    # The control for the property above: with PE added (§6.1) the equality fails (§3.2: 1.29).
+    rng = np.random.default_rng(0)
+    params, n, d_model = random_mha_params(rng, 8), 6, 8
+    X, perm = rng.normal(size=(n, d_model)), np.array([5, 4, 3, 2, 1, 0])
+    pe = an.positional_encoding(n, d_model)
+    output, _ = an.multi_head_attention(X + pe, X + pe, params, 2)
+    permuted, _ = an.multi_head_attention(X[perm] + pe, X[perm] + pe, params, 2)
+    assert np.max(np.abs(permuted - output[perm])) > 1e-3
+
+
+def decoder_params(seed, d_model, n_heads, d_ff=12):
+    layer = torch.nn.TransformerDecoderLayer(d_model, n_heads, d_ff, dtype=torch.float64)
+    return an.decoder_layer_params_from_torch(randomise_(layer, seed))
+
+
+@PROPERTY
+@given(seed=seeds, n=st.integers(2, 7), data=st.data(), norm_first=st.booleans())
+def test_look_ahead_mask_makes_the_decoder_causal(seed, n, data, norm_first):
+    # §8.1, §8.4: changing inputs after position t leaves outputs 0..t bit-for-bit unchanged.
+    t = data.draw(st.integers(0, n - 2), label="t")
+    rng = np.random.default_rng(seed)
+    params = decoder_params(seed % 1000, 8, 2)
+    y, memory = rng.normal(size=(1, n, 8)), rng.normal(size=(1, 3, 8))
+    changed = y.copy()
+    changed[:, t + 1 :] = rng.normal(size=(1, n - t - 1, 8))
+    mask = an.create_look_ahead_mask(n)
+    out = an.decoder_layer_forward(y, memory, params, 2, self_mask=mask, norm_first=norm_first)
+    out2 = an.decoder_layer_forward(
+        changed, memory, params, 2, self_mask=mask, norm_first=norm_first
+    )
+    np.testing.assert_array_equal(out2[:, : t + 1], out[:, : t + 1])
+
+
+def test_without_look_ahead_mask_the_past_sees_the_future():
+    # The control: the same change without the mask moves the early outputs (§8.1: 2.74).
+    rng = np.random.default_rng(0)
+    params = decoder_params(0, 8, 2)
+    y, memory = rng.normal(size=(1, 6, 8)), rng.normal(size=(1, 3, 8))
+    changed = y.copy()
+    changed[:, 3:] = rng.normal(size=(1, 3, 8))
+    out = an.decoder_layer_forward(y, memory, params, 2)
+    out2 = an.decoder_layer_forward(changed, memory, params, 2)
+    assert np.max(np.abs(out2[:, :3] - out[:, :3])) > 1e-3
+
+
+@PROPERTY
+@given(seed=seeds, n_real=st.integers(1, 5), n_pad=st.integers(1, 4), norm_first=st.booleans())
+def test_padding_with_mask_equals_the_sentence_alone(seed, n_real, n_pad, norm_first):
+    # §8.3: padded + masked gives the real tokens exactly what the unpadded sentence gives.
+    rng = np.random.default_rng(seed)
+    layer = torch.nn.TransformerEncoderLayer(8, 2, 12, dtype=torch.float64)
+    params = an.encoder_layer_params_from_torch(randomise_(layer, seed % 1000))
+    sentence = rng.normal(size=(1, n_real, 8))
+    padded = np.concatenate([sentence, rng.normal(scale=10, size=(1, n_pad, 8))], axis=1)
+    tokens = np.array([[1] * n_real + [0] * n_pad])
+    alone = an.encoder_layer_forward(sentence, params, 2, norm_first=norm_first)
+    out = an.encoder_layer_forward(
+        padded, params, 2, mask=an.create_padding_mask(tokens), norm_first=norm_first
+    )
+    assert_close(out[:, :n_real], alone)
+
+
+@PROPERTY
+@given(p=st.integers(0, 500), k=st.integers(-200, 200), d_model=st.sampled_from([2, 8, 64, 128]))
+def test_positional_encoding_shift_is_linear(p, k, d_model):
+    # §6.3: PE(p + k) = PE(p) M_k for every p, also for negative k.
+    k = max(k, -p)  # positions stay >= 0
+    pe = an.positional_encoding(p + 201, d_model)
+    assert_close(pe[p] @ an.relative_shift_matrix(k, d_model), pe[p + k])
+
+
+@PROPERTY
+@given(a=st.integers(-300, 300), b=st.integers(-300, 300), d_model=st.sampled_from([2, 16, 64]))
+def test_shift_matrices_are_orthogonal_rotations(a, b, d_model):
+    M_a, M_b = an.relative_shift_matrix(a, d_model), an.relative_shift_matrix(b, d_model)
+    assert_close(M_a @ M_a.T, np.eye(d_model))
+    assert_close(M_a @ M_b, an.relative_shift_matrix(a + b, d_model))  # §6.3: M_3 M_7 = M_10
+    assert_close(an.relative_shift_matrix(-a, d_model), M_a.T)
+
+
+def test_positional_encoding_formula_and_norms():
+    d_model, pe = 6, an.positional_encoding(50, 6)
+    for pos in (0, 1, 17, 49):
+        for i in range(d_model // 2):
+            angle = pos / 10000 ** (2 * i / d_model)
+            assert_close(pe[pos, 2 * i], np.sin(angle))
+            assert_close(pe[pos, 2 * i + 1], np.cos(angle))
+    pe64 = an.positional_encoding(200, 64)  # §6.2: every norm is sqrt(d/2) = 5.6569
+    assert_close(np.linalg.norm(pe64, axis=1), np.full(200, np.sqrt(32)))
+    assert np.max(np.abs(pe64)) <= 1.0
+
+
+# --------------------------------------------------------------------------------------------
+# The lecture's exercises (§13)
+
+
+def test_exercise_1_hand_computed_attention():
+    # Q and K are reconstructed (reading aid F09); they reproduce every printed answer.
+    Q = np.array([[2, 2, 0, 0], [0, 2, 0, 0], [0, 0, 2, 0]], dtype=np.float64)
+    K = np.array([[1, 0, 0, 0], [0, 1, 0, 0], [0, 0, 0, 1]], dtype=np.float64)
+    V = np.array([[1, 0], [0, 1], [1, 1]], dtype=np.float64)
+    output, weights = an.scaled_dot_product_attention(Q, K, V)
+    np.testing.assert_array_equal(
+        np.round(weights, 4),
+        [[0.4223, 0.4223, 0.1554], [0.2119, 0.5761, 0.2119], [0.3333, 0.3333, 0.3333]],
+    )
+    np.testing.assert_array_equal(
+        np.round(output, 4), [[0.5777, 0.5777], [0.4239, 0.7881], [0.6667, 0.6667]]
+    )
+    assert_close(weights[2], np.full(3, 1 / 3))  # (d): orthogonal query → exact average
+
+
+def test_exercise_3_parameter_counts_of_the_big_model():
+    assert an.count_mha_params(1024) == 4_198_400
+    assert an.count_encoder_layer_params(1024, 4096) == 12_596_224
+    assert an.count_decoder_layer_params(1024, 4096) == 16_796_672
+    # (c) heads do not change the count (§5.2: 1,050,624 for h = 1, 8, 16).
+    for n_heads in (1, 8, 16):
+        assert n_params(torch.nn.MultiheadAttention(512, n_heads)) == an.count_mha_params(512)
+    assert an.count_mha_params(512) == 1_050_624
+
+
+def test_exercise_4_combined_mask():
+    tokens = np.array([[1, 7, 3, 0]])
+    combined = an.create_look_ahead_mask(4) * an.create_padding_mask(tokens)
+    expected = [[1, 0, 0, 0], [1, 1, 0, 0], [1, 1, 1, 0], [1, 1, 1, 0]]
+    np.testing.assert_array_equal(combined, [expected])
+    # (c) the padding row still attends to the three real tokens, never to itself.
+    X = np.random.default_rng(0).normal(size=(1, 4, 8))
+    _, weights = an.scaled_dot_product_attention(X, X, X, combined)
+    assert np.all(weights[0, 3, :3] > 0) and weights[0, 3, 3] == 0
+
+
+FULLY_MASKED_SCORES_Q = np.array([[1.0, 0.0], [0.0, 1.0]])
+FULLY_MASKED_K = np.array([[2.0, 0.0], [0.0, 0.5], [1.0, 1.0], [-1.0, 0.0]])
+FULLY_MASKED_MASK = np.array([[1, 1, 0, 1], [0, 0, 0, 0]])  # row 1: every key masked
+
+
+def test_exercise_4_fully_masked_row_float64_is_not_uniform():
+    # Reading-aid flag F02: the lecture's answer says "uniform"; in float64 the -1e9 shift
+    # cancels in the softmax and the row is the softmax of the ORIGINAL scores.
+    Q, K, V = FULLY_MASKED_SCORES_Q, FULLY_MASKED_K, np.eye(4)
+    _, weights = an.scaled_dot_product_attention(Q, K, V, FULLY_MASKED_MASK)
+    original = an.softmax(Q[1] @ K.T / np.sqrt(2))
+    assert_close(weights[1], original, atol=1e-6)  # float64 spacing at 1e9 is 1.2e-7
+    assert np.max(np.abs(weights[1] - 0.25)) > 0.05
+
+
+def test_exercise_4_fully_masked_row_float32_is_uniform():
+    # In float32 the spacing at 1e9 is 64: every shifted score rounds to -1e9.
+    Q, K = FULLY_MASKED_SCORES_Q.astype(np.float32), FULLY_MASKED_K.astype(np.float32)
+    _, weights = an.scaled_dot_product_attention(
+        Q, K, np.eye(4, dtype=np.float32), FULLY_MASKED_MASK
+    )
+    assert weights.dtype == np.float32
+    np.testing.assert_array_equal(weights[1], np.full(4, 0.25, dtype=np.float32))
+
+
+def test_exercise_4_fully_masked_row_with_minus_inf_is_nan():
+    scores = FULLY_MASKED_SCORES_Q @ FULLY_MASKED_K.T / np.sqrt(2)
+    with np.errstate(invalid="ignore"):
+        weights = an.softmax(np.where(FULLY_MASKED_MASK == 1, scores, -np.inf))
+    assert np.all(np.isnan(weights[1]))
+    assert_close(weights[0].sum(), 1.0)  # a row with some key left is fine
+
+
+def test_exercise_7_long_context_arithmetic():
+    n, d = 100_000, 4096
+    attention = 2 * n**2 * d  # (a) Q K^T and weights @ V
+    projections_and_ffn = 4 * n * d**2 + 2 * n * d * 4 * d  # (b) = 12 n d^2
+    assert f"{attention:.2e}" == "8.19e+13"  # the lecture quotes three significant digits
+    assert projections_and_ffn == 12 * n * d**2
+    assert f"{projections_and_ffn:.2e}" == "2.01e+13"
+    assert f"{attention / projections_and_ffn:.0f}" == "4"  # "about 4 times"
+    break_even = 12 * d**2 // (2 * d)  # (c) 2 n^2 d = 12 n d^2 → n = 6 d
+    assert break_even == 6 * d == 24_576
+    assert n**2 * 2 == 20e9  # (d) one fp16 n × n matrix: 20 GB
+
+
+# --------------------------------------------------------------------------------------------
+# Bad input raises ValueError saying what was expected
+
+MHA8 = {f"W_{p}": np.eye(8) for p in "qkvo"} | {f"b_{p}": np.zeros(8) for p in "qkvo"}
+
+
+@pytest.mark.parametrize(
+    ("call", "match"),
+    [
+        (
+            lambda: an.scaled_dot_product_attention(
+                np.ones((3, 4)), np.ones((5, 2)), np.ones((5, 2))
+            ),
+            "same depth d_k",
+        ),
+        (
+            lambda: an.scaled_dot_product_attention(
+                np.ones((3, 4)), np.ones((5, 4)), np.ones((6, 2))
+            ),
+            "same length n_k",
+        ),
+        (
+            lambda: an.scaled_dot_product_attention(
+                np.ones((3, 4)), np.ones((5, 4)), np.ones((5, 2)), np.ones((3, 4))
+            ),
+            r"mask of shape \(3, 4\) does not broadcast.*\(3, 5\)",
+        ),
+        (
+            lambda: an.scaled_dot_product_attention(
+                np.ones((3, 4)), np.ones((3, 4)), np.ones((3, 2)), np.ones((2, 3, 3))
+            ),
+            "does not broadcast",
+        ),
+        (
+            lambda: an.scaled_dot_product_attention(
+                np.ones((3, 4)), np.ones((3, 4)), np.ones((3, 2)), np.full((3, 3), -np.inf)
+            ),
+            "only 1",
+        ),
+        (
+            lambda: an.scaled_dot_product_attention(np.ones(4), np.ones((3, 4)), np.ones((3, 2))),
+            r"Q must have shape \(\.\.\., n_q, d_k\)",
+        ),
+        (
+            lambda: an.scaled_dot_product_attention([["a", "b"]], np.ones((1, 2)), np.ones((1, 2))),
+            "real numeric",
+        ),
+        (lambda: an.softmax(np.array([1.0, 2.0], dtype=object)), "real numeric"),
+        (lambda: an.split_heads(np.ones((2, 3, 10)), 4), "divisible by n_heads"),
+        (lambda: an.split_heads(np.ones((3, 8)), 2), r"\(b, n, d_model\)"),
+        (lambda: an.combine_heads(np.ones((2, 3, 8))), r"\(b, h, n, d_k\)"),
+        (
+            lambda: an.multi_head_attention(np.ones((2, 3, 8)), np.ones((2, 3, 8)), MHA8, 3),
+            "divisible by n_heads",
+        ),
+        (
+            lambda: an.multi_head_attention(np.ones((3, 8)), np.ones((2, 3, 8)), MHA8, 2),
+            "both be batched",
+        ),
+        (
+            lambda: an.multi_head_attention(np.ones(8), np.ones(8), MHA8, 2),
+            r"x_q must have shape \(b, n_q, d_model\)",
+        ),
+        (
+            lambda: an.scaled_dot_product_attention(
+                np.ones((2, 3, 4)), np.ones((3, 5, 4)), np.ones((3, 5, 2))
+            ),
+            "leading axes",
+        ),
+        (
+            lambda: an.multi_head_attention(
+                np.ones((1, 3, 8)), np.ones((1, 3, 8)), MHA8, 2, np.ones((1, 3, 4))
+            ),
+            "does not broadcast",
+        ),
+        (
+            lambda: an.multi_head_attention(np.ones((3, 6)), np.ones((3, 6)), MHA8, 2),
+            r"W_q.*\(6, 6\)",
+        ),
+        (lambda: an.create_padding_mask(np.array([1, 2, 0])), r"\(batch, n\)"),
+        (lambda: an.create_padding_mask(np.array([[1.5, 0.0]])), "integer"),
+        (lambda: an.create_look_ahead_mask(0), "positive integer"),
+        (lambda: an.positional_encoding(10, 7), "even"),
+        (lambda: an.relative_shift_matrix("1", 8), "real number"),
+        (lambda: an.layer_norm(np.ones((2, 4)), np.ones(3), np.zeros(3)), r"gamma.*\(4,\)"),
+        (lambda: an.feed_forward(np.ones((2, 4)), {"W_1": np.ones((5, 6))}), r"W_1.*\(4, 6\)"),
+    ],
+)
+def test_bad_input_raises_value_error(call, match):
+    with pytest.raises(ValueError, match=match):
+        call()
