@@ -1,6 +1,7 @@
 """Run one demo for one seed and write its tidy CSV — the command every experiment rule calls.
 
-    python -m lecture17.run 01.4 --seed 0 --settings '{"seq_len": 64, ...}' --out results/01.4/seed0.csv
+    python -m lecture17.run 01.4 --seed 0 --settings '{"seq_len": 64, ...}' \
+        --out results/01.4/seed0.csv
 
 The CSV is written to a temporary file and renamed at the end, so a failed job leaves nothing
 half-written behind (Snakemake also deletes the outputs of failed jobs).
@@ -10,16 +11,14 @@ import argparse
 import importlib
 import inspect
 import json
-import os
 import sys
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from lecture17.csvio import write_csv
 from lecture17.experiments import DEMOS
-
-FLOAT_FORMAT = "%.17g"  # round-trips every float64 exactly: the CSV is the result, not a rounding of it
 
 
 def load_demo(demo: str):
@@ -36,7 +35,8 @@ def check_settings(fn, settings: dict) -> None:
     unknown, missing = set(settings) - expected, expected - set(settings)
     if unknown or missing:
         raise ValueError(
-            f"{fn.__name__}: unknown settings {sorted(unknown)}, missing settings {sorted(missing)}; "
+            f"{fn.__name__}: unknown settings {sorted(unknown)}, "
+            f"missing settings {sorted(missing)}; "
             f"expected exactly {sorted(expected)}"
         )
 
@@ -46,22 +46,19 @@ def run_demo(demo: str, settings: dict, seed: int) -> pd.DataFrame:
     check_settings(fn, settings)
     table = fn(**settings, seed=seed)
     if not {"quantity", "value"} <= set(table.columns):
-        raise ValueError(f"demo {demo} returned columns {list(table.columns)}; needs 'quantity' and 'value'")
+        raise ValueError(
+            f"demo {demo} returned columns {list(table.columns)}; needs 'quantity' and 'value'"
+        )
     table = table.assign(value=table["value"].astype(np.float64))
     table.insert(0, "seed", seed)
     table.insert(0, "demo", demo)
     return table
 
 
-def write_csv(table: pd.DataFrame, out: Path) -> None:
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(f".{out.name}.tmp")
-    table.to_csv(tmp, index=False, float_format=FLOAT_FORMAT, lineterminator="\n")
-    os.replace(tmp, out)
-
-
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m lecture17.run", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m lecture17.run", description=__doc__.splitlines()[0]
+    )
     parser.add_argument("demo")
     parser.add_argument("--seed", type=int, required=True)
     parser.add_argument("--settings", default="{}", help="JSON object of the demo's settings")
@@ -69,7 +66,9 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     table = run_demo(args.demo, json.loads(args.settings), args.seed)
     write_csv(table, args.out)
-    print(f"演示 {args.demo} · seed {args.seed}: {len(table)} 行 rows → {args.out}", file=sys.stderr)
+    print(
+        f"演示 {args.demo} · seed {args.seed}: {len(table)} 行 rows → {args.out}", file=sys.stderr
+    )
     return 0
 
 

@@ -1,0 +1,66 @@
+"""Seed-averaged tables: one per demo, mean and min–max over seeds (as the lecture prints them).
+
+    python -m lecture17.aggregate results/05.1/*/seed*.csv --out results/tables/05.1.csv
+
+Input: the tidy per-run CSVs that `lecture17.run` writes (demo, seed, label columns…, quantity,
+value). Output: one row per (label columns, quantity) with `mean`, `min`, `max` and `n_seeds`.
+"""
+
+import argparse
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+from lecture17.csvio import write_csv
+
+STATS = ["mean", "min", "max"]
+
+
+def read_runs(paths) -> pd.DataFrame:
+    if not paths:
+        raise ValueError("no run CSVs given; expected at least one results/<demo>/…/seed<k>.csv")
+    # Labels keep their text form ("8", "True", "l'Afrique"): a label is a name, not a number.
+    frames = [pd.read_csv(p, dtype=str, keep_default_na=False) for p in paths]
+    runs = pd.concat(frames, ignore_index=True).fillna("")
+    runs["value"] = runs["value"].astype(float)
+    return runs
+
+
+def label_columns(runs: pd.DataFrame) -> list[str]:
+    return [c for c in runs.columns if c not in ("seed", "value")]
+
+
+def aggregate(runs: pd.DataFrame) -> pd.DataFrame:
+    """Mean and min–max over seeds of every (labels, quantity); row order as first seen."""
+    labels = label_columns(runs)
+    grouped = runs.groupby(labels, sort=False, dropna=False)["value"]
+    table = grouped.agg(STATS).reset_index()
+    table["n_seeds"] = grouped.size().to_numpy()
+    return table
+
+
+def read_table(path) -> pd.DataFrame:
+    """Read an aggregated table back (labels as text, stats as float)."""
+    table = pd.read_csv(path, dtype=str, keep_default_na=False)
+    for col in STATS:
+        table[col] = table[col].astype(float)
+    table["n_seeds"] = table["n_seeds"].astype(int)
+    return table
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m lecture17.aggregate", description=__doc__.splitlines()[0]
+    )
+    parser.add_argument("runs", nargs="+", type=Path)
+    parser.add_argument("--out", type=Path, required=True)
+    args = parser.parse_args(argv)
+    table = aggregate(read_runs(args.runs))
+    write_csv(table, args.out)
+    print(f"汇总 aggregate: {len(args.runs)} 个运行 runs → {args.out}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

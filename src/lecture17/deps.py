@@ -1,0 +1,67 @@
+"""Which source files a rule's code depends on, read from the imports.
+
+Snakemake reruns a job when its rule or script changes, but it cannot see the package code the
+rule calls. So every rule lists, as inputs, the `src/lecture17/*.py` files its entry module
+imports, directly or through other lecture17 modules (imports inside functions included: the
+lazy `import torch` and `from lecture17 import tiny_transformer` count too). Editing
+`attention_numpy.py` then reruns exactly the jobs whose code imports it.
+"""
+
+import ast
+from pathlib import Path
+
+PACKAGE = "lecture17"
+SRC = Path(__file__).resolve().parents[1]  # the folder that holds lecture17/
+
+
+def module_path(name: str, src: Path = SRC) -> Path:
+    """lecture17.experiments.layers -> src/lecture17/experiments/layers.py (or its __init__.py)."""
+    base = src.joinpath(*name.split("."))
+    path = base / "__init__.py" if base.is_dir() else base.with_suffix(".py")
+    if not path.exists():
+        raise ValueError(f"module {name!r} not found under {src}")
+    return path
+
+
+def imported_modules(path: Path, src: Path = SRC) -> set[str]:
+    """The lecture17 modules one file imports (absolute imports; `from lecture17 import x` too)."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.Import):
+            found |= {a.name for a in node.names if a.name.split(".")[0] == PACKAGE}
+        elif (
+            isinstance(node, ast.ImportFrom)
+            and node.module
+            and node.module.split(".")[0] == PACKAGE
+        ):
+            found.add(node.module)
+            for alias in node.names:  # `from lecture17 import attention_numpy` names a module
+                candidate = f"{node.module}.{alias.name}"
+                if src.joinpath(*candidate.split(".")).with_suffix(".py").exists():
+                    found.add(candidate)
+    return found
+
+
+def parents(name: str) -> list[str]:
+    """Importing a.b.c runs a/__init__ and a/b/__init__ first."""
+    parts = name.split(".")
+    return [".".join(parts[:i]) for i in range(1, len(parts))]
+
+
+def code_closure(*entry_modules: str, src: Path = SRC) -> set[Path]:
+    """Every source file the entry modules import, transitively (package __init__ files too)."""
+    todo, seen = list(entry_modules), set()
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        todo += parents(name)
+        todo += sorted(imported_modules(module_path(name, src), src))
+    return {module_path(name, src) for name in seen}
+
+
+def code_inputs(*entry_modules: str, root: Path) -> list[str]:
+    """The closure as sorted paths relative to the workflow root, the way a rule lists inputs."""
+    root = Path(root).resolve()
+    return sorted(str(p.relative_to(root)) for p in code_closure(*entry_modules, src=root / "src"))

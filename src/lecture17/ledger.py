@@ -1,0 +1,199 @@
+"""The ledger: every number the lecture quotes, where ours comes from, and whether they agree.
+
+`report/ledger.yaml` holds one entry per claim:
+
+    - id: C012                     # the reading aid's id where it has one
+      section: "§2.3"
+      demo: "01.1"                 # whose table our value comes from
+      claim: "l'Afrique 给 visite 的权重"
+      lecture: "0.614"             # as printed in the lecture
+      class: exact                 # exact | precision | seeded | timing | cited
+      value: {quantity: weight, where: {query: "l'Afrique", key: visite}}
+      fmt: ".3f"
+
+How "agrees" is decided, by class:
+- exact      our value printed with `fmt` has the lecture's digits (several rows → "(a, b, …)");
+- precision  an equivalence: our value is below `bound` (default 1e-13);
+- seeded     the lecture's stated trend or bound, `holds`, a Python expression over named values
+             (`values: {name: selector}`), e.g. "rnn_32 < 1e-4 * rnn_1";
+- timing     like seeded, but machine-dependent: shown, never counted as a disagreement;
+- cited      a number the lecture cites from a paper; no code produces it.
+A selector is {demo (default: the entry's), quantity, where: {label: value}, stat: mean|min|max}.
+"""
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+import yaml
+
+CLASSES = ("exact", "precision", "seeded", "timing", "cited")
+STATUS = {
+    "same": "数字相同 same digits",
+    "precision": "机器精度内 within precision",
+    "holds": "趋势成立 trend holds",
+    "differs": "不同 differs",
+    "missing": "未构建 not built",
+    "timing": "因机器而异 machine-dependent",
+    "cited": "引自论文 cited",
+}
+DEFAULT_BOUND = 1e-13
+ENTRY_KEYS = {
+    "id",
+    "section",
+    "demo",
+    "claim",
+    "lecture",
+    "class",
+    "value",
+    "values",
+    "fmt",
+    "bound",
+    "holds",
+    "show",
+    "note",
+    "flag",
+}
+
+
+@dataclass
+class Outcome:
+    entry: dict
+    status: str  # a key of STATUS
+    ours: str = ""
+    reason: str = ""
+    numbers: dict = field(default_factory=dict)  # name -> float or list of floats, for the diff
+
+    @property
+    def agrees(self) -> bool:
+        return self.status in ("same", "precision", "holds", "timing", "cited")
+
+
+def load_ledger(path) -> list[dict]:
+    with open(path, encoding="utf-8") as f:
+        entries = yaml.safe_load(f)
+    ids = set()
+    for entry in entries:
+        problems = set(entry) - ENTRY_KEYS
+        if problems or entry.get("class") not in CLASSES or entry.get("id") in ids:
+            raise ValueError(
+                f"ledger entry {entry.get('id')!r}: unknown keys {sorted(problems)}, "
+                f"class must be one of {CLASSES}, ids unique"
+            )
+        ids.add(entry["id"])
+    return entries
+
+
+# -----------------------------------------------------------------------------
+# selecting our numbers from the seed-averaged tables
+
+
+class MissingTable(LookupError):
+    pass
+
+
+def select(tables: dict, selector: dict, default_demo: str | None) -> np.ndarray:
+    demo = str(selector.get("demo", default_demo))
+    if demo not in tables:
+        raise MissingTable(demo)
+    table = tables[demo]
+    rows = table[table["quantity"] == selector["quantity"]]
+    for label, wanted in selector.get("where", {}).items():
+        if label not in rows.columns:
+            raise ValueError(
+                f"table {demo} has no label column {label!r}; has {list(rows.columns)}"
+            )
+        wanted = wanted if isinstance(wanted, list) else [wanted]
+        rows = rows[rows[label].isin([str(w) for w in wanted])]
+    if rows.empty:
+        raise ValueError(f"no row of table {demo} matches {selector}")
+    return rows[selector.get("stat", "mean")].to_numpy(dtype=float)
+
+
+def scalar_or_list(values: np.ndarray):
+    return float(values[0]) if len(values) == 1 else [float(v) for v in values]
+
+
+def fmt_values(values, fmt: str) -> str:
+    if isinstance(values, float):
+        return format(values, fmt)
+    return "(" + ", ".join(format(v, fmt) for v in values) + ")"
+
+
+# -----------------------------------------------------------------------------
+# deciding agreement
+
+
+def evaluate(entry: dict, tables: dict) -> Outcome:
+    cls = entry["class"]
+    if cls == "cited":
+        return Outcome(entry, "cited")
+    try:
+        named = {
+            name: scalar_or_list(select(tables, sel, entry.get("demo")))
+            for name, sel in _selectors(entry).items()
+        }
+    except MissingTable as missing:
+        return Outcome(entry, "missing", reason=f"表 {missing} 未构建 table {missing} not built")
+    shown = named[entry.get("show", next(iter(named)))]
+    ours = fmt_values(shown, entry.get("fmt", ".3g"))
+    if cls == "exact":
+        same = _normalise(ours) == _normalise(str(entry["lecture"]))
+        return Outcome(entry, "same" if same else "differs", ours, numbers=named)
+    if cls == "precision":
+        bound = float(entry.get("bound", DEFAULT_BOUND))
+        worst = max(np.atleast_1d(shown))
+        ok = bool(worst < bound)
+        reason = "" if ok else f"{worst:.1e} ≥ {bound:.0e}"
+        return Outcome(entry, "precision" if ok else "differs", ours, reason, named)
+    holds = _holds(entry["holds"], named)
+    if cls == "timing":
+        return Outcome(
+            entry, "timing", ours, "" if holds else f"本机不成立 not here: {entry['holds']}", named
+        )
+    return Outcome(
+        entry,
+        "holds" if holds else "differs",
+        ours,
+        "" if holds else f"不成立 fails: {entry['holds']}",
+        named,
+    )
+
+
+def _selectors(entry: dict) -> dict:
+    if "values" in entry:
+        return entry["values"]
+    return {"ours": entry["value"]}
+
+
+def _normalise(text: str) -> str:
+    return text.replace(" ", "").replace("−", "-").replace("×", "x")
+
+
+def _holds(expression: str, named: dict) -> bool:
+    env = {k: np.asarray(v) for k, v in named.items()}
+    env.update(
+        abs=np.abs,
+        all=np.all,
+        any=np.any,
+        min=np.min,
+        max=np.max,
+        mean=np.mean,
+        log10=np.log10,
+        diff=np.diff,
+        np=np,
+    )
+    return bool(
+        eval(expression, {"__builtins__": {}}, env)
+    )  # the ledger is project data, not input
+
+
+def evaluate_all(entries: list[dict], tables: dict) -> list[Outcome]:
+    return [evaluate(entry, tables) for entry in entries]
+
+
+def summary(outcomes: list[Outcome]) -> pd.DataFrame:
+    """Claims per class and status, for the report's first table."""
+    rows = [{"class": o.entry["class"], "status": o.status} for o in outcomes]
+    counts = pd.DataFrame(rows).value_counts().unstack(fill_value=0)
+    return counts.reindex([c for c in CLASSES if c in counts.index])

@@ -1,0 +1,102 @@
+"""Provenance blocks of the report.
+
+reproducible_info: what makes a build what it is (commit, config and code hashes, seeds,
+package versions). It is part of any diff of two reports.
+machine_info: where it ran (CPU, threads, BLAS, per-job times from Snakemake's `benchmark:` files).
+It is printed inside the machine-dependent block that diffs skip.
+"""
+
+import hashlib
+import os
+import platform
+import subprocess
+from collections import defaultdict
+from importlib import metadata
+from pathlib import Path
+
+import yaml
+
+PACKAGES = ["numpy", "torch", "pandas", "matplotlib", "jinja2", "markdown", "snakemake"]
+
+
+def sha256(path: Path) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()[:12]
+
+
+def git_state() -> tuple[str, str]:
+    try:
+        commit = subprocess.run(
+            ["git", "rev-parse", "--short=12", "HEAD"], capture_output=True, text=True, check=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown", "unknown"
+    return commit, ("有未提交的修改 dirty" if dirty else "干净 clean")
+
+
+def reproducible_info(config_path: Path, code_files: list) -> dict:
+    with open(config_path, encoding="utf-8") as f:
+        config = yaml.safe_load(f)
+    commit, dirty = git_state()
+    return {
+        "commit": commit,
+        "dirty": dirty,
+        "config_sha256": sha256(config_path),
+        "code": {str(p): sha256(p) for p in sorted(map(Path, code_files))},
+        "seeds": {demo: spec["seeds"] for demo, spec in config["demos"].items()},
+        "python": platform.python_version(),
+        "packages": {name: _version(name) for name in PACKAGES},
+    }
+
+
+def _version(name: str) -> str:
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return "未安装 not installed"
+
+
+def cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def blas_name() -> str:
+    import numpy as np
+
+    try:
+        blas = np.show_config(mode="dicts")["Build Dependencies"]["blas"]
+        return f"{blas.get('name')} {blas.get('version')}"
+    except (KeyError, TypeError):
+        return "unknown"
+
+
+def job_seconds(benchmarks: Path) -> dict:
+    """Wall seconds per demo, summed over its jobs (Snakemake's benchmark TSVs, column `s`)."""
+    totals = defaultdict(float)
+    for tsv in sorted(Path(benchmarks).rglob("*.tsv")):
+        lines = tsv.read_text().splitlines()
+        if len(lines) >= 2:
+            seconds = float(lines[1].split("\t")[0])
+            totals[str(tsv.relative_to(benchmarks).parts[0])] += seconds
+    return dict(totals)
+
+
+def machine_info(benchmarks: Path) -> dict:
+    return {
+        "cpu": cpu_model(),
+        "cores": os.cpu_count(),
+        "threads_per_job": os.environ.get("OMP_NUM_THREADS", "未设置 unset"),
+        "blas": blas_name(),
+        "job_seconds": job_seconds(benchmarks),
+    }

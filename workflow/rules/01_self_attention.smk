@@ -1,0 +1,20 @@
+# Lecture script 01: §1–§3 self-attention (analytic demos, no training).
+# Demo functions: src/lecture17/experiments/self_attention.py; settings: config/config.yaml.
+
+
+rule self_attention:
+    input:
+        code=code("lecture17.run", "lecture17.experiments.self_attention"),
+    output:
+        "results/{demo}/seed{seed}.csv",
+    wildcard_constraints:
+        demo=r"01\.\d",
+    params:
+        settings=settings_json,
+    log:
+        "logs/{demo}/seed{seed}.log",
+    benchmark:
+        "benchmarks/{demo}/seed{seed}.tsv"
+    shell:
+        "python -m lecture17.run {wildcards.demo} --seed {wildcards.seed} "
+        "--settings {params.settings:q} --out {output} 2> {log}"

@@ -1,0 +1,20 @@
+# Lecture script 02: §4–§5 scaling and multi-head attention (analytic demos, no training).
+# Demo functions: src/lecture17/experiments/scaling_multihead.py; settings: config/config.yaml.
+
+
+rule scaling_multihead:
+    input:
+        code=code("lecture17.run", "lecture17.experiments.scaling_multihead"),
+    output:
+        "results/{demo}/seed{seed}.csv",
+    wildcard_constraints:
+        demo=r"02\.\d",
+    params:
+        settings=settings_json,
+    log:
+        "logs/{demo}/seed{seed}.log",
+    benchmark:
+        "benchmarks/{demo}/seed{seed}.tsv"
+    shell:
+        "python -m lecture17.run {wildcards.demo} --seed {wildcards.seed} "
+        "--settings {params.settings:q} --out {output} 2> {log}"
