@@ -63,6 +63,7 @@ class Outcome:
     ours: str = ""
     reason: str = ""
     numbers: dict = field(default_factory=dict)  # name -> float or list of floats, for the diff
+    spread: dict = field(default_factory=dict)  # name -> largest max - min over seeds
 
     @property
     def agrees(self) -> bool:
@@ -92,7 +93,8 @@ class MissingTable(LookupError):
     pass
 
 
-def select(tables: dict, selector: dict, default_demo: str | None) -> np.ndarray:
+def select(tables: dict, selector: dict, default_demo: str | None) -> pd.DataFrame:
+    """The rows of a seed-averaged table that a selector names (mean, min, max, n_seeds)."""
     demo = str(selector.get("demo", default_demo))
     if demo not in tables:
         raise MissingTable(demo)
@@ -107,7 +109,7 @@ def select(tables: dict, selector: dict, default_demo: str | None) -> np.ndarray
         rows = rows[rows[label].isin([str(w) for w in wanted])]
     if rows.empty:
         raise ValueError(f"no row of table {demo} matches {selector}")
-    return rows[selector.get("stat", "mean")].to_numpy(dtype=float)
+    return rows
 
 
 def scalar_or_list(values: np.ndarray):
@@ -129,35 +131,34 @@ def evaluate(entry: dict, tables: dict) -> Outcome:
     if cls == "cited":
         return Outcome(entry, "cited")
     try:
-        named = {
-            name: scalar_or_list(select(tables, sel, entry.get("demo")))
+        picked = {
+            name: (sel, select(tables, sel, entry.get("demo")))
             for name, sel in _selectors(entry).items()
         }
     except MissingTable as missing:
         return Outcome(entry, "missing", reason=f"表 {missing} 未构建 table {missing} not built")
+    named = {
+        n: scalar_or_list(rows[sel.get("stat", "mean")].to_numpy(float))
+        for n, (sel, rows) in picked.items()
+    }
+    spread = {n: float((rows["max"] - rows["min"]).max()) for n, (_, rows) in picked.items()}
     shown = named[entry.get("show", next(iter(named)))]
     ours = fmt_values(shown, entry.get("fmt", ".3g"))
     if cls == "exact":
         same = _normalise(ours) == _normalise(str(entry["lecture"]))
-        return Outcome(entry, "same" if same else "differs", ours, numbers=named)
+        return Outcome(entry, "same" if same else "differs", ours, numbers=named, spread=spread)
     if cls == "precision":
         bound = float(entry.get("bound", DEFAULT_BOUND))
         worst = max(np.atleast_1d(shown))
         ok = bool(worst < bound)
         reason = "" if ok else f"{worst:.1e} ≥ {bound:.0e}"
-        return Outcome(entry, "precision" if ok else "differs", ours, reason, named)
+        return Outcome(entry, "precision" if ok else "differs", ours, reason, named, spread)
     holds = _holds(entry["holds"], named)
-    if cls == "timing":
-        return Outcome(
-            entry, "timing", ours, "" if holds else f"本机不成立 not here: {entry['holds']}", named
-        )
-    return Outcome(
-        entry,
-        "holds" if holds else "differs",
-        ours,
-        "" if holds else f"不成立 fails: {entry['holds']}",
-        named,
-    )
+    if cls == "timing":  # shown, never counted as a disagreement
+        reason = "" if holds else f"本机不成立 not here: {entry['holds']}"
+        return Outcome(entry, "timing", ours, reason, named, spread)
+    reason = "" if holds else f"不成立 fails: {entry['holds']}"
+    return Outcome(entry, "holds" if holds else "differs", ours, reason, named, spread)
 
 
 def _selectors(entry: dict) -> dict:

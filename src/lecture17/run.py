@@ -2,6 +2,8 @@
 
     python -m lecture17.run 01.4 --seed 0 --settings '{"seq_len": 64, ...}' \
         --out results/01.4/seed0.csv
+    python -m lecture17.run 05.1 --seed 0 --grid '{"model": "gru", "seq_len": 8}' \
+        --out results/05.1/model=gru/seq_len=8/seed0.csv
 
 The CSV is written to a temporary file and renamed at the end, so a failed job leaves nothing
 half-written behind (Snakemake also deletes the outputs of failed jobs).
@@ -41,15 +43,20 @@ def check_settings(fn, settings: dict) -> None:
         )
 
 
-def run_demo(demo: str, settings: dict, seed: int) -> pd.DataFrame:
+def run_demo(demo: str, settings: dict, seed: int, grid_point: dict | None = None) -> pd.DataFrame:
+    """One run. `grid_point` (training demos) adds settings that also label the rows."""
+    grid_point = grid_point or {}
     fn = load_demo(demo)
-    check_settings(fn, settings)
-    table = fn(**settings, seed=seed)
+    check_settings(fn, {**settings, **grid_point})
+    table = fn(**settings, **grid_point, seed=seed)
     if not {"quantity", "value"} <= set(table.columns):
         raise ValueError(
             f"demo {demo} returned columns {list(table.columns)}; needs 'quantity' and 'value'"
         )
     table = table.assign(value=table["value"].astype(np.float64))
+    for position, (key, value) in enumerate(grid_point.items()):
+        if key not in table.columns:
+            table.insert(position, key, value)
     table.insert(0, "seed", seed)
     table.insert(0, "demo", demo)
     return table
@@ -62,9 +69,10 @@ def main(argv=None) -> int:
     parser.add_argument("demo")
     parser.add_argument("--seed", type=int, required=True)
     parser.add_argument("--settings", default="{}", help="JSON object of the demo's settings")
+    parser.add_argument("--grid", default="{}", help="JSON object: this job's point of the grid")
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args(argv)
-    table = run_demo(args.demo, json.loads(args.settings), args.seed)
+    table = run_demo(args.demo, json.loads(args.settings), args.seed, json.loads(args.grid))
     write_csv(table, args.out)
     print(
         f"演示 {args.demo} · seed {args.seed}: {len(table)} 行 rows → {args.out}", file=sys.stderr

@@ -7,14 +7,14 @@ rule self_attention:
         code=code("lecture17.run", "lecture17.experiments.self_attention"),
     output:
         "results/{demo}/seed{seed}.csv",
-    wildcard_constraints:
-        demo=r"01\.\d",
-    params:
-        settings=settings_json,
     log:
         "logs/{demo}/seed{seed}.log",
     benchmark:
         "benchmarks/{demo}/seed{seed}.tsv"
+    wildcard_constraints:
+        demo=r"01\.\d",
+    params:
+        settings=settings_json,
     shell:
         "python -m lecture17.run {wildcards.demo} --seed {wildcards.seed} "
         "--settings {params.settings:q} --out {output} 2> {log}"

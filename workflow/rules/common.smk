@@ -1,5 +1,6 @@
 # Shared helpers: config validation, the list of runs, and each rule's code inputs.
 
+import itertools
 import json
 from pathlib import Path
 
@@ -8,7 +9,6 @@ from snakemake.utils import validate
 from lecture17.deps import code_inputs
 from lecture17.experiments import DEMOS
 from lecture17.run import check_settings, load_demo
-
 
 validate(config, schema="../schemas/config.schema.yaml")
 
@@ -25,11 +25,13 @@ shell.prefix(
 wildcard_constraints:
     demo=r"\d\d\.\d",
     seed=r"\d+",
+    setting=r"[^/=]+=[^/]+(/[^/=]+=[^/]+)*",
 
 
 # Every demo's settings must match its function's arguments: a typo fails here, before any job.
 for _demo, _spec in config["demos"].items():
-    check_settings(load_demo(_demo), _spec["settings"])
+    _first_point = {key: values[0] for key, values in _spec.get("grid", {}).items()}
+    check_settings(load_demo(_demo), {**_spec["settings"], **_first_point})
 
 
 def demos_of(script):
@@ -42,8 +44,30 @@ def settings_json(wildcards):
     return json.dumps(config["demos"][wildcards.demo]["settings"], sort_keys=True)
 
 
+def grid_points(demo):
+    """A training demo's jobs, as Hive-style folders: ["model=gru/seq_len=8", …]."""
+    grid = config["demos"][demo].get("grid", {})
+    return [
+        "/".join(f"{key}={value}" for key, value in zip(grid, values))
+        for values in itertools.product(*grid.values())
+    ]
+
+
+def grid_json(wildcards):
+    """This job's grid point, with the config's types ("8" -> 8), in the config's order."""
+    grid = config["demos"][wildcards.demo]["grid"]
+    folder = dict(part.split("=", 1) for part in wildcards.setting.split("/"))
+    point = {key: next(v for v in grid[key] if str(v) == folder[key]) for key in grid}
+    return json.dumps(point)
+
+
 def run_csvs(demo):
-    return [f"results/{demo}/seed{seed}.csv" for seed in config["demos"][demo]["seeds"]]
+    seeds = config["demos"][demo]["seeds"]
+    if config["demos"][demo].get("grid"):
+        return [
+            f"results/{demo}/{p}/seed{s}.csv" for p in grid_points(demo) for s in seeds
+        ]
+    return [f"results/{demo}/seed{seed}.csv" for seed in seeds]
 
 
 def code(*modules):

@@ -44,5 +44,8 @@ DEMOS: dict[str, tuple[str, str]] = {
     "05.1": ("transformer_vs_rnn", "reversal_comparison"),
     "05.3": ("transformer_vs_rnn", "attention_analysis"),
     "05.4": ("transformer_vs_rnn", "step_time"),
+    # 06 beyond the lecture: its "at scale" claims made concrete (§8.4, §9.5, §10.4)
+    "06.1": ("beyond", "memory_light_attention"),
+    "06.2": ("beyond", "kv_cache_decoding"),
 }
 # 05.2 (accuracy by output position) is read from the 05.1 runs: same models, same seeds.

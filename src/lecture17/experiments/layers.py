@@ -1,0 +1,457 @@
+"""代码 04 · 编码器层与解码器层 Encoder and decoder layers (lecture §7–§8).
+
+Demos of the lecture's script 04 (demo 3, Post-LN vs Pre-LN training, is a training
+experiment and lives with the training code):
+
+    04.1  encoder_vs_torch        §7.4  numpy encoder layer = nn.TransformerEncoderLayer;
+                                        where the base model's parameters are
+    04.2  layernorm_vs_batchnorm  §7.3  BatchNorm depends on the batch, LayerNorm does not
+    04.4  look_ahead_mask         §8.1  no output sees a later input (weights, outputs, Jacobian)
+    04.5  decoder_vs_torch        §8.2, §8.4  numpy decoder layer = nn.TransformerDecoderLayer;
+                                        all positions at once = one prefix at a time
+    04.6  padding_mask            §8.3  padding + mask = the short sentence alone
+
+References: Vaswani et al. (2017), "Attention is all you need", §3.1–§3.2 and Table 3;
+Ba, Kiros & Hinton (2016), "Layer normalization"; Xiong et al. (2020), "On layer
+normalization in the Transformer architecture" (Pre-LN).
+
+Every function follows the demo contract (docs/CONTRACTS.md): keyword-only settings from
+config/config.yaml, a `seed`, and a tidy DataFrame (label columns, `quantity`, `value`).
+torch is imported inside the functions that need it, after torch.set_num_threads(1) (§0.5).
+"""
+
+import numpy as np
+import pandas as pd
+
+from lecture17.attention_numpy import (
+    count_decoder_layer_params,
+    count_encoder_layer_params,
+    count_mha_params,
+    create_look_ahead_mask,
+    create_padding_mask,
+    decoder_layer_forward,
+    decoder_layer_params_from_torch,
+    encoder_layer_forward,
+    encoder_layer_params_from_torch,
+    layer_norm,
+    multi_head_attention,
+    scaled_dot_product_attention,
+)
+
+# §7.5: PyTorch's name for the placement of LayerNorm, and the label we print for it
+PLACEMENTS = {"post_ln": False, "pre_ln": True}
+
+# -------------------------------------------------------------------------------------------
+# helpers
+
+
+def _table(records: list[dict], labels: list[str]) -> pd.DataFrame:
+    table = pd.DataFrame.from_records(records, columns=[*labels, "quantity", "value"])
+    return table.astype({"value": np.float64})
+
+
+def _torch(seed: int):
+    """Import torch single-threaded (§0.5) and return it with a generator seeded by `seed`."""
+    import torch
+
+    torch.set_num_threads(1)
+    return torch, torch.Generator().manual_seed(seed)
+
+
+def _randomize_(module, generator) -> None:
+    """Redraw every parameter from `generator`, so nothing depends on torch's global RNG.
+
+    Matrices get N(0, 1/fan_in) (PyTorch stores (out, in), so fan_in is the last axis);
+    LayerNorm gains 1 + N(0, 0.1²) and every bias N(0, 0.1²). Nothing is left at 1 or 0, so
+    a gamma/beta or bias copied to the wrong place cannot go unnoticed in the comparisons.
+    """
+    import torch
+
+    with torch.no_grad():
+        for name, p in module.named_parameters():
+            noise = torch.randn(p.shape, generator=generator, dtype=p.dtype)
+            if p.ndim == 2:
+                p.copy_(noise / p.shape[1] ** 0.5)
+            elif "norm" in name and name.endswith("weight"):
+                p.copy_(1 + 0.1 * noise)
+            else:
+                p.copy_(0.1 * noise)
+
+
+def _random_layer(layer_class, d_model, n_heads, d_ff, norm_first, generator):
+    """A float64 nn.Transformer{Encoder,Decoder}Layer, dropout off, random parameters."""
+    import torch
+
+    kw = {"dropout": 0.0, "batch_first": True, "norm_first": norm_first, "dtype": torch.float64}
+    layer = layer_class(d_model, n_heads, d_ff, **kw)
+    _randomize_(layer, generator)
+    return layer.eval()
+
+
+def _additive_mask(torch, mask: np.ndarray):
+    """Our 0/1 mask (1 = may attend) as the float mask PyTorch adds to the scores (§8.1)."""
+    return torch.from_numpy((1 - mask) * -1e9)  # (n, n); §8.1's -1e9, as attention_numpy
+
+
+def _numel(module) -> int:
+    return sum(p.numel() for p in module.parameters())
+
+
+# -------------------------------------------------------------------------------------------
+# 04.1 numpy encoder layer = nn.TransformerEncoderLayer; parameter counts (§7.4)
+
+
+def _base_model_parameters(
+    torch, d_model: int, d_ff: int, n_heads: int, n_layers: int, vocab_size: int
+) -> list[dict]:
+    """The base model's parameters part by part: closed-form counts vs PyTorch's numel.
+
+    The PyTorch modules are built on the meta device: shapes only, no memory, no init.
+    """
+    nn = torch.nn
+    kw = {"dropout": 0.0, "batch_first": True, "device": "meta"}
+    enc = nn.TransformerEncoderLayer(d_model, n_heads, d_ff, **kw)
+    dec = nn.TransformerDecoderLayer(d_model, n_heads, d_ff, **kw)
+    enc_stack = nn.TransformerEncoder(enc, n_layers, enable_nested_tensor=False)
+    dec_stack = nn.TransformerDecoder(dec, n_layers)
+    embedding = nn.Embedding(vocab_size, d_model, device="meta")  # shared by src, tgt, output
+    # attention_numpy counts MHA and whole layers; the FFN and the LayerNorms follow from them:
+    # a decoder layer is an encoder layer plus one more MHA and one more LayerNorm
+    mha, enc_layer = count_mha_params(d_model), count_encoder_layer_params(d_model, d_ff)
+    dec_layer = count_decoder_layer_params(d_model, d_ff)
+    one_norm = dec_layer - enc_layer - mha
+    ffn = enc_layer - mha - 2 * one_norm
+    counts = {  # part: (numpy count, torch numel)
+        "mha": (mha, _numel(enc.self_attn)),
+        "ffn": (ffn, _numel(enc.linear1) + _numel(enc.linear2)),
+        "layer_norms": (2 * one_norm, _numel(enc.norm1) + _numel(enc.norm2)),
+        "encoder_layer": (enc_layer, _numel(enc)),
+        "decoder_layer": (dec_layer, _numel(dec)),
+        "encoder_stack": (n_layers * enc_layer, _numel(enc_stack)),
+        "decoder_stack": (n_layers * dec_layer, _numel(dec_stack)),
+        "embedding": (vocab_size * d_model, _numel(embedding)),
+    }
+    counts["total"] = tuple(
+        sum(counts[part][i] for part in ("encoder_stack", "decoder_stack", "embedding"))
+        for i in (0, 1)
+    )
+    records = [
+        {"part": part, "quantity": q, "value": v}
+        for part, pair in counts.items()
+        for q, v in zip(("params_numpy", "params_torch"), pair, strict=True)
+    ]
+    # flag F05: "FFN = 2x attention" holds per encoder layer; decoder layers have two MHAs
+    n_attention = n_layers * mha + n_layers * 2 * mha
+    records += [
+        {"part": "encoder_layer", "quantity": "ffn_to_attention", "value": ffn / mha},
+        {
+            "part": "model",
+            "quantity": "ffn_to_attention",
+            "value": 2 * n_layers * ffn / n_attention,
+        },
+    ]
+    return records
+
+
+def encoder_vs_torch(
+    *,
+    d_model: int,
+    n_heads: int,
+    d_ff: int,
+    seq_len: int,
+    batch_size: int,
+    base_d_model: int,
+    base_d_ff: int,
+    base_n_heads: int,
+    base_n_layers: int,
+    vocab_size: int,
+    seed: int,
+) -> pd.DataFrame:
+    """attention_numpy.encoder_layer_forward vs nn.TransformerEncoderLayer, and the base model.
+
+    Rows: `placement` (post_ln, pre_ln) → `max_abs_diff` between the two layers with the same
+    random parameters (float64, dropout 0) on a random (batch_size, seq_len, d_model) input;
+    `part` → `params_numpy` (attention_numpy's counts) and `params_torch` (numel of the
+    PyTorch modules) of the base model; `part` (encoder_layer, model) → `ffn_to_attention`.
+    """
+    torch, gen = _torch(seed)
+    records = []
+    for placement, norm_first in PLACEMENTS.items():
+        layer = _random_layer(
+            torch.nn.TransformerEncoderLayer, d_model, n_heads, d_ff, norm_first, gen
+        )
+        x = torch.randn(batch_size, seq_len, d_model, generator=gen, dtype=torch.float64)
+        # autograd stays on: that keeps PyTorch off its fused inference path, so we compare
+        # against the layer's documented computation (§7.1)
+        ours = encoder_layer_forward(
+            x.numpy(), encoder_layer_params_from_torch(layer), n_heads, norm_first=norm_first
+        )  # (b, n, d_model)
+        theirs = layer(x).detach().numpy()  # (b, n, d_model)
+        diff = np.abs(ours - theirs).max()
+        records.append({"placement": placement, "quantity": "max_abs_diff", "value": diff})
+    records += _base_model_parameters(
+        torch, base_d_model, base_d_ff, base_n_heads, base_n_layers, vocab_size
+    )
+    return _table(records, ["placement", "part"])
+
+
+# -------------------------------------------------------------------------------------------
+# 04.2 LayerNorm vs BatchNorm (§7.3)
+
+
+def _batch(sentence, others, pad, padded_len):
+    """Stack the sentence and the other sentences, each padded with `pad` to padded_len."""
+    rows = []
+    for words in [sentence, *others]:
+        padding = np.tile(pad, (padded_len - len(words), 1))  # (padded_len - len, d_model)
+        rows.append(np.concatenate([words, padding]))  # (padded_len, d_model)
+    return np.stack(rows)  # (batch_size, padded_len, d_model)
+
+
+def layernorm_vs_batchnorm(
+    *, d_model: int, sentence_len: int, padded_len: int, batch_size: int, seed: int
+) -> pd.DataFrame:
+    """The same sentence in different batches: its BatchNorm outputs move, LayerNorm's do not.
+
+    Batch A holds the sentence and batch_size − 1 other sentences (random words, random
+    lengths), all padded with one pad vector to padded_len. Two variations of A:
+    `change` = batch   → other sentences replaced by new ones (same pad vector);
+    `change` = padding → the pad vector replaced by another one (same sentences).
+    Rows: (`norm`, `change`) → `max_abs_change`, max |out_A − out_variant| over the sentence's
+    own sentence_len × d_model outputs. BatchNorm = nn.BatchNorm1d in training mode (batch
+    statistics) over all batch × position tokens per feature, padding included; LayerNorm =
+    attention_numpy.layer_norm per token. Both use the same random gamma, beta.
+    No label → `layer_norm_vs_torch`, max |layer_norm − nn.LayerNorm| on batch A.
+    """
+    torch, _ = _torch(seed)
+    rng = np.random.default_rng(seed)
+    gamma, beta = 1 + 0.1 * rng.standard_normal(d_model), 0.1 * rng.standard_normal(d_model)
+
+    def other_sentences():
+        lengths = rng.integers(1, padded_len + 1, size=batch_size - 1)
+        return [rng.standard_normal((n, d_model)) for n in lengths]
+
+    sentence = rng.standard_normal((sentence_len, d_model))  # (sentence_len, d_model)
+    others, pad = other_sentences(), rng.standard_normal(d_model)
+    batch_a = _batch(sentence, others, pad, padded_len)  # (b, padded_len, d_model)
+    variants = {
+        "batch": _batch(sentence, other_sentences(), pad, padded_len),
+        "padding": _batch(sentence, others, rng.standard_normal(d_model), padded_len),
+    }
+
+    bn = torch.nn.BatchNorm1d(d_model, dtype=torch.float64).train()  # batch statistics
+    with torch.no_grad():
+        bn.weight.copy_(torch.from_numpy(gamma))
+        bn.bias.copy_(torch.from_numpy(beta))
+
+    def batch_norm(x):  # (b, n, d_model): every token of the batch is one sample
+        tokens = torch.from_numpy(x.reshape(-1, d_model))  # (b * n, d_model)
+        return bn(tokens).detach().numpy().reshape(x.shape)
+
+    norms = {"batch_norm": batch_norm, "layer_norm": lambda x: layer_norm(x, gamma, beta)}
+    records = []
+    for norm, fn in norms.items():
+        out_a = fn(batch_a)[0, :sentence_len]  # (sentence_len, d_model), the sentence's own
+        for change, batch in variants.items():
+            moved = np.abs(fn(batch)[0, :sentence_len] - out_a).max()
+            records.append(
+                {"norm": norm, "change": change, "quantity": "max_abs_change", "value": moved}
+            )
+    ln = torch.nn.LayerNorm(d_model, dtype=torch.float64)
+    with torch.no_grad():
+        ln.weight.copy_(torch.from_numpy(gamma))
+        ln.bias.copy_(torch.from_numpy(beta))
+    theirs = ln(torch.from_numpy(batch_a)).detach().numpy()
+    diff = np.abs(layer_norm(batch_a, gamma, beta) - theirs).max()
+    records.append({"quantity": "layer_norm_vs_torch", "value": diff})
+    return _table(records, ["norm", "change"])
+
+
+# -------------------------------------------------------------------------------------------
+# 04.4 look-ahead mask (§8.1)
+
+
+def _jacobian_blocks(torch, layer, y, memory, tgt_mask) -> np.ndarray:
+    """‖∂ out_t / ∂ in_s‖_F for every (t, s) of one sequence through a decoder layer, (n, n)."""
+
+    def forward(tokens):  # (n, d_model) -> (n, d_model)
+        return layer(tokens[None], memory[None], tgt_mask=tgt_mask)[0]
+
+    jac = torch.autograd.functional.jacobian(forward, y)  # (n, d_model, n, d_model)
+    return jac.pow(2).sum(dim=(1, 3)).sqrt().numpy()  # (n, n): [t, s]
+
+
+def look_ahead_mask(
+    *,
+    seq_len: int,
+    first_replaced: int,
+    d_model: int,
+    n_heads: int,
+    d_ff: int,
+    src_len: int,
+    seed: int,
+) -> pd.DataFrame:
+    """Position t never sees positions s > t once the look-ahead mask is on; without it, does.
+
+    Rows: `mask` (look_ahead, none) →
+    `max_weight_future`: largest attention weight above the diagonal (single-head numpy
+        attention, random W^Q, W^K, W^V, on a random (seq_len, d_model) input);
+    `max_change_past`: max change of outputs 0..first_replaced−1 when inputs
+        first_replaced.. are replaced by new random vectors;
+    `jacobian_future_max`, `jacobian_future_min`: largest and smallest ‖∂out_t/∂in_s‖_F over
+        s > t for a whole nn.TransformerDecoderLayer (float64, random parameters, a random
+        memory of src_len positions), by torch.autograd.
+    """
+    torch, gen = _torch(seed)
+    rng = np.random.default_rng(seed)
+    w_q, w_k, w_v = rng.standard_normal((3, d_model, d_model)) / np.sqrt(d_model)
+    x = rng.standard_normal((seq_len, d_model))  # (n, d_model)
+    x_new = x.copy()
+    x_new[first_replaced:] = rng.standard_normal((seq_len - first_replaced, d_model))
+
+    layer = _random_layer(torch.nn.TransformerDecoderLayer, d_model, n_heads, d_ff, False, gen)
+    y = torch.randn(seq_len, d_model, generator=gen, dtype=torch.float64)
+    memory = torch.randn(src_len, d_model, generator=gen, dtype=torch.float64)
+
+    def attend(inputs, mask):
+        return scaled_dot_product_attention(inputs @ w_q, inputs @ w_k, inputs @ w_v, mask)
+
+    future = np.triu(np.ones((seq_len, seq_len), dtype=bool), k=1)  # s > t
+    records = []
+    for name, mask in {"look_ahead": create_look_ahead_mask(seq_len), "none": None}.items():
+        out, weights = attend(x, mask)  # (n, d_model), (n, n)
+        out_new, _ = attend(x_new, mask)
+        change = np.abs(out_new[:first_replaced] - out[:first_replaced]).max()
+        tgt_mask = None if mask is None else _additive_mask(torch, mask)
+        blocks = _jacobian_blocks(torch, layer, y, memory, tgt_mask)[future]  # (n(n-1)/2,)
+        records += [
+            {"mask": name, "quantity": "max_weight_future", "value": weights[future].max()},
+            {"mask": name, "quantity": "max_change_past", "value": change},
+            {"mask": name, "quantity": "jacobian_future_max", "value": blocks.max()},
+            {"mask": name, "quantity": "jacobian_future_min", "value": blocks.min()},
+        ]
+    return _table(records, ["mask"])
+
+
+# -------------------------------------------------------------------------------------------
+# 04.5 numpy decoder layer = nn.TransformerDecoderLayer; parallel = step by step (§8.2, §8.4)
+
+
+def _decoder_stack(y, memory, layers, n_heads):
+    """A stack of numpy decoder layers (Post-LN) with the look-ahead mask, (b, n, d_model)."""
+    mask = create_look_ahead_mask(y.shape[1])  # (n, n)
+    for params in layers:
+        y = decoder_layer_forward(y, memory, params, n_heads, self_mask=mask)
+    return y
+
+
+def decoder_vs_torch(
+    *,
+    d_model: int,
+    n_heads: int,
+    d_ff: int,
+    tgt_len: int,
+    src_len: int,
+    batch_size: int,
+    n_layers: int,
+    seed: int,
+) -> pd.DataFrame:
+    """decoder_layer_forward vs nn.TransformerDecoderLayer; teacher forcing vs step by step.
+
+    Rows: `placement` (post_ln, pre_ln) → `max_abs_diff` between the numpy layer and PyTorch's
+    (same random parameters, float64, dropout 0, look-ahead mask, a random memory);
+    no label → `parallel_vs_incremental`: an n_layers numpy decoder (Post-LN) run once on all
+    tgt_len positions vs run on the prefixes 1..tgt_len keeping each prefix's last row;
+    `positions_without_cache` (Σ_t t rows computed step by step) and `positions_with_cache`
+    (one new row per step, as with a KV cache).
+    """
+    torch, gen = _torch(seed)
+
+    def random_layer(norm_first):
+        return _random_layer(
+            torch.nn.TransformerDecoderLayer, d_model, n_heads, d_ff, norm_first, gen
+        )
+
+    y = torch.randn(batch_size, tgt_len, d_model, generator=gen, dtype=torch.float64)
+    memory = torch.randn(batch_size, src_len, d_model, generator=gen, dtype=torch.float64)
+    mask = create_look_ahead_mask(tgt_len)  # (n, n)
+    records = []
+    for placement, norm_first in PLACEMENTS.items():
+        layer = random_layer(norm_first)
+        params = decoder_layer_params_from_torch(layer)
+        ours = decoder_layer_forward(
+            y.numpy(), memory.numpy(), params, n_heads, self_mask=mask, norm_first=norm_first
+        )  # (b, n, d_model)
+        theirs = layer(y, memory, tgt_mask=_additive_mask(torch, mask)).detach().numpy()
+        diff = np.abs(ours - theirs).max()
+        records.append({"placement": placement, "quantity": "max_abs_diff", "value": diff})
+
+    # §8.4: with the look-ahead mask, position t depends on the first t + 1 inputs only
+    layers = [decoder_layer_params_from_torch(random_layer(False)) for _ in range(n_layers)]
+    y, memory = y.numpy(), memory.numpy()
+    parallel = _decoder_stack(y, memory, layers, n_heads)  # (b, n, d_model), teacher forcing
+    worst, without_cache, with_cache = 0.0, 0, 0
+    for t in range(1, tgt_len + 1):
+        step = _decoder_stack(y[:, :t], memory, layers, n_heads)[:, -1]  # (b, d_model)
+        worst = max(worst, np.abs(step - parallel[:, t - 1]).max())
+        without_cache += t  # every step recomputes the whole prefix
+        with_cache += 1  # a KV cache keeps the prefix's K, V: only the new row is computed
+    records += [
+        {"quantity": "parallel_vs_incremental", "value": worst},
+        {"quantity": "positions_without_cache", "value": without_cache},
+        {"quantity": "positions_with_cache", "value": with_cache},
+    ]
+    return _table(records, ["placement"])
+
+
+# -------------------------------------------------------------------------------------------
+# 04.6 padding mask (§8.3)
+
+
+def padding_mask(
+    *,
+    d_model: int,
+    n_heads: int,
+    seq_len: int,
+    n_real: int,
+    batch_size: int,
+    vocab_size: int,
+    seed: int,
+) -> pd.DataFrame:
+    """A short sentence padded to seq_len: with the padding mask it is as if it were alone.
+
+    Multi-head numpy self-attention (attention_numpy.multi_head_attention, random parameters)
+    on random token embeddings; sentence 0 has n_real tokens and seq_len − n_real pads (id 0),
+    the other batch_size − 1 sentences are full. Attention is the only sublayer where
+    positions mix (FFN, LayerNorm, residual are per position, §8.3), so it is the one to test.
+    Rows: `mask` (padding, none) →
+    `max_weight_on_pads`: largest weight any row (padding rows too) and head puts on a pad key;
+    `max_diff_vs_alone`: sentence 0's real outputs vs the n_real-token sentence run alone;
+    `max_change_new_pads`: change of those outputs when the pad vectors are replaced.
+    """
+    rng = np.random.default_rng(seed)
+    embedding = rng.standard_normal((vocab_size, d_model))  # (vocab, d_model); row 0 = pad
+    params = {f"W_{p}": rng.standard_normal((d_model, d_model)) / np.sqrt(d_model) for p in "qkvo"}
+    params |= {f"b_{p}": 0.1 * rng.standard_normal(d_model) for p in "qkvo"}
+    tokens = rng.integers(1, vocab_size, size=(batch_size, seq_len))  # (b, n), no pad yet
+    tokens[0, n_real:] = 0  # sentence 0: n_real words, then padding
+    x = embedding[tokens]  # (b, n, d_model)
+    x_new_pads = x.copy()
+    x_new_pads[0, n_real:] = rng.standard_normal((seq_len - n_real, d_model))
+    alone, _ = multi_head_attention(x[:1, :n_real], x[:1, :n_real], params, n_heads)
+
+    pads = tokens == 0  # (b, n)
+    records = []
+    for name, mask in {"padding": create_padding_mask(tokens), "none": None}.items():
+        out, weights = multi_head_attention(x, x, params, n_heads, mask)  # (b, h, n, n)
+        out_new, _ = multi_head_attention(x_new_pads, x_new_pads, params, n_heads, mask)
+        on_pads = weights[np.broadcast_to(pads[:, None, None, :], weights.shape)]  # pad keys
+        real = out[0, :n_real]  # (n_real, d_model), sentence 0's words
+        vs_alone = np.abs(real - alone[0]).max()
+        new_pads = np.abs(out_new[0, :n_real] - real).max()
+        records += [
+            {"mask": name, "quantity": "max_weight_on_pads", "value": on_pads.max()},
+            {"mask": name, "quantity": "max_diff_vs_alone", "value": vs_alone},
+            {"mask": name, "quantity": "max_change_new_pads", "value": new_pads},
+        ]
+    return _table(records, ["mask"])

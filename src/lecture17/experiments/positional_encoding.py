@@ -1,0 +1,209 @@
+"""代码 03 · 位置编码 Positional encoding (lecture §6).
+
+Demos 1–4 of the lecture's script 03 (demo 5, the reversal ablation, is a training experiment
+and lives with the training code):
+
+    03.1  wavelengths          §6.2  wavelength 2π/ω_i of each pair, ‖PE(pos)‖, the PE matrix
+    03.2  relative_shift       §6.3  PE(p + k) = PE(p) M_k, M_k orthogonal, M_3 M_7 = M_10
+    03.3  pe_dot_products      §6.3  PE(p)·PE(p + k) depends only on the distance k (Ex6)
+    03.4  previous_token_head  §6.4  W^Q = β M_{-1}, W^K = I attends to the previous position
+
+References: Vaswani et al. (2017), "Attention is all you need", §3.5 (sinusoidal encoding);
+Olsson et al. (2022), "In-context learning and induction heads" (previous-token heads).
+
+Every function follows the demo contract (docs/CONTRACTS.md): keyword-only settings from
+config/config.yaml, a `seed`, and a tidy DataFrame (label columns, `quantity`, `value`).
+"""
+
+import numpy as np
+import pandas as pd
+
+from lecture17.attention_numpy import (
+    positional_encoding,
+    relative_shift_matrix,
+    scaled_dot_product_attention,
+)
+
+# -------------------------------------------------------------------------------------------
+# helpers
+
+
+def _rows(records: list[dict], labels: list[str]) -> pd.DataFrame:
+    """Tidy table: label columns (nullable ints: a row may lack a label), quantity, value."""
+    table = pd.DataFrame.from_records(records, columns=[*labels, "quantity", "value"])
+    for label in labels:
+        table[label] = table[label].astype("Int64")
+    table["value"] = table["value"].astype(np.float64)
+    return table
+
+
+def _pair_frequencies(pe: np.ndarray) -> np.ndarray:
+    """ω_i read off the encoding itself: the angle pair i turns between positions 0 and 1.
+
+    §6.2: dims (2i, 2i+1) are (sin ω_i·pos, cos ω_i·pos), a pointer turning by ω_i per position;
+    every ω_i ≤ 1 < π, so atan2 recovers it without wrapping. Reading ω from PE (rather than
+    retyping the formula) makes the table describe the encoding the rest of the code uses.
+    """
+    return np.arctan2(pe[1, 0::2], pe[1, 1::2])  # (d_model/2,)
+
+
+# -------------------------------------------------------------------------------------------
+# 03.1 wavelengths, norms, heat map (§6.2)
+
+
+def wavelengths(
+    *, d_model: int, n_norm_positions: int, n_heatmap_positions: int, seed: int
+) -> pd.DataFrame:
+    """Wavelength 2π/ω_i of every pair, ‖PE(pos)‖ and the value range; the PE matrix itself.
+
+    Rows: `pair` i → `omega`, `wavelength`; no label → `norm_min`, `norm_max` (over
+    `n_norm_positions` positions), `value_min`, `value_max`; (`pos`, `dim`) → `pe`, the
+    (n_heatmap_positions, d_model) matrix for the heat-map figure. Deterministic: `seed` unused.
+    """
+    del seed  # deterministic
+    pe = positional_encoding(max(n_norm_positions, n_heatmap_positions), d_model)  # (n, d_model)
+    omega = _pair_frequencies(pe)  # (d_model/2,)
+    records = []
+    for i, w in enumerate(omega):
+        records += [
+            {"pair": i, "quantity": "omega", "value": w},
+            {"pair": i, "quantity": "wavelength", "value": 2 * np.pi / w},  # in positions
+        ]
+    # §6.2: every position vector has the same length sqrt(d_model/2); every entry in [-1, 1]
+    norms = np.linalg.norm(pe[:n_norm_positions], axis=-1)  # (n_norm_positions,)
+    records += [
+        {"quantity": "norm_min", "value": norms.min()},
+        {"quantity": "norm_max", "value": norms.max()},
+        {"quantity": "value_min", "value": pe[:n_norm_positions].min()},
+        {"quantity": "value_max", "value": pe[:n_norm_positions].max()},
+    ]
+    for pos in range(n_heatmap_positions):
+        for dim in range(d_model):
+            records.append({"pos": pos, "dim": dim, "quantity": "pe", "value": pe[pos, dim]})
+    return _rows(records, ["pair", "pos", "dim"])
+
+
+# -------------------------------------------------------------------------------------------
+# 03.2 PE(p + k) = PE(p) M_k (§6.3)
+
+
+def relative_shift(
+    *, d_model: int, n_positions: int, shifts: list[int], composition: list[int], seed: int
+) -> pd.DataFrame:
+    """Check the block rotation M_k: PE(p + k) = PE(p) M_k for p = 0..n_positions-1.
+
+    Rows: `k` → `max_abs_err` = max_p |PE(p) M_k − PE(p + k)| and `orthogonality_err` =
+    max |M_k M_k^T − I|; no label → `composition_err` = max |M_a M_b − M_{a+b}| for
+    composition = [a, b]. A backwards shift (k < 0) is checked on the positions p with
+    p + k ≥ 0, since PE is defined for pos ≥ 0 only. Deterministic: `seed` unused.
+    """
+    del seed  # deterministic
+    max_shift = max(abs(k) for k in shifts)
+    pe = positional_encoding(n_positions + max_shift, d_model)  # (n_positions + max|k|, d_model)
+    records = []
+    for k in shifts:
+        shift = relative_shift_matrix(k, d_model)  # (d_model, d_model), one 2x2 rotation per pair
+        p = np.arange(max(0, -k), n_positions)  # positions whose p + k exists
+        err = np.abs(pe[p] @ shift - pe[p + k]).max()
+        ortho = np.abs(shift @ shift.T - np.eye(d_model)).max()
+        records += [
+            {"k": k, "quantity": "max_abs_err", "value": err},
+            {"k": k, "quantity": "orthogonality_err", "value": ortho},
+        ]
+    # §6.3: rotations compose: shifting by a and then by b is shifting by a + b
+    a, b = composition
+    product = relative_shift_matrix(a, d_model) @ relative_shift_matrix(b, d_model)
+    err = np.abs(product - relative_shift_matrix(a + b, d_model)).max()
+    records.append({"quantity": "composition_err", "value": err})
+    return _rows(records, ["k"])
+
+
+# -------------------------------------------------------------------------------------------
+# 03.3 dot products depend only on the distance (§6.3, Ex6)
+
+
+def pe_dot_products(
+    *,
+    d_model: int,
+    starts: list[int],
+    distances: list[int],
+    max_rise_distance: int,
+    seed: int,
+) -> pd.DataFrame:
+    """PE(p)·PE(p + k) for every start p and distance k; sum_i cos(ω_i k) has no p in it.
+
+    Rows: (`p`, `k`) → `dot`; no label → `row_max_diff` (largest spread over the starts, for
+    any k), `symmetry_max_diff` (max |PE(p)·PE(p+k) − PE(p)·PE(p−k)| over the starts with
+    p ≥ k), `n_rises` (how many k in 1..max_rise_distance have dot(k) > dot(k − 1), measured
+    from p = 0). Deterministic: `seed` unused.
+    """
+    del seed  # deterministic
+    reach = max(max(starts) + max(distances), max_rise_distance)
+    pe = positional_encoding(reach + 1, d_model)  # (reach + 1, d_model)
+    dots = np.array([[pe[p] @ pe[p + k] for k in distances] for p in starts])  # (n_p, n_k)
+    records = [
+        {"p": p, "k": k, "quantity": "dot", "value": dots[i, j]}
+        for i, p in enumerate(starts)
+        for j, k in enumerate(distances)
+    ]
+    # §6.3: the four rows are the same row; cos is even, so k and −k give the same dot product
+    spread = (dots.max(axis=0) - dots.min(axis=0)).max()
+    symmetry = max(
+        abs(pe[p] @ pe[p + k] - pe[p] @ pe[p - k]) for p in starts for k in distances if p >= k
+    )
+    # §6.3: the dot product shrinks with the distance, but not monotonically
+    curve = pe[: max_rise_distance + 1] @ pe[0]  # (max_rise_distance + 1,), dot(k) from p = 0
+    rises = int(np.sum(curve[1:] > curve[:-1]))
+    records += [
+        {"quantity": "row_max_diff", "value": spread},
+        {"quantity": "symmetry_max_diff", "value": symmetry},
+        {"quantity": "n_rises", "value": rises},
+    ]
+    return _rows(records, ["p", "k"])
+
+
+# -------------------------------------------------------------------------------------------
+# 03.4 a linear W^Q looks at the previous token (§6.4)
+
+
+def previous_token_head(
+    *, n_positions: int, d_model: int, betas: list[float], n_control_queries: int, seed: int
+) -> pd.DataFrame:
+    """Inputs = PE only; W^Q = β M_{-1}, W^K = I, so query i is β·PE(i − 1).
+
+    Scores are divided by sqrt(d_k) = sqrt(d_model), as in every attention of the lecture
+    (scaled_dot_product_attention). Rows: `beta` → `n_with_predecessor` (positions 1..n−1),
+    `n_argmax_previous` (of those, how many put their largest weight on position i − 1),
+    `mean_weight_previous`. Control (§6.4), no label: no PE, n identical random word vectors,
+    `n_control_queries` random W^Q → `control_mean_weight_previous`, `control_max_dev_uniform`
+    = max |w − 1/n|. The seed draws the control's word vector and W^Q.
+    """
+    pe = positional_encoding(n_positions, d_model)  # (n, d_model)
+    back_one = relative_shift_matrix(-1, d_model)  # PE(i) M_{-1} = PE(i - 1)
+    rows, previous = np.arange(1, n_positions), np.arange(n_positions - 1)  # i ≥ 1 and i − 1
+    records = []
+    for beta in betas:
+        queries = pe @ (beta * back_one)  # (n, d_model), row i = β PE(i − 1)
+        _, weights = scaled_dot_product_attention(queries, pe, pe)  # (n, n); W^K = I, V unused
+        on_previous = weights[rows, previous]  # (n − 1,)
+        hits = np.sum(weights[rows].argmax(axis=-1) == previous)
+        records += [
+            {"beta": beta, "quantity": "n_with_predecessor", "value": len(rows)},
+            {"beta": beta, "quantity": "n_argmax_previous", "value": hits},
+            {"beta": beta, "quantity": "mean_weight_previous", "value": on_previous.mean()},
+        ]
+    # control: without PE identical words get identical keys, so every query scores them equally
+    rng = np.random.default_rng(seed)
+    words = np.tile(rng.standard_normal(d_model), (n_positions, 1))  # (n, d_model), one word
+    control = []
+    for _ in range(n_control_queries):
+        w_q = rng.standard_normal((d_model, d_model)) / np.sqrt(d_model)  # (d_model, d_model)
+        _, weights = scaled_dot_product_attention(words @ w_q, words, words)  # (n, n)
+        control.append(weights)
+    control = np.stack(control)  # (n_control_queries, n, n)
+    records += [
+        {"quantity": "control_mean_weight_previous", "value": control[:, rows, previous].mean()},
+        {"quantity": "control_max_dev_uniform", "value": np.abs(control - 1 / n_positions).max()},
+    ]
+    table = pd.DataFrame.from_records(records, columns=["beta", "quantity", "value"])
+    return table.astype({"beta": np.float64, "value": np.float64})

@@ -1,0 +1,306 @@
+"""代码 02 · 缩放与多头注意力 Scaling and multi-head attention (lecture §4–§5).
+
+Demos of the lecture's script 02 (02.3, the "lookup" training experiment, lives elsewhere):
+
+    02.1  dot_product_variance  §4.2  Var(q·k) = d_k; dividing by sqrt(d_k) brings it back to 1
+    02.2  softmax_saturation    §4.3  unscaled scores saturate the softmax; ‖J‖_F collapses
+    02.4  multihead_vs_torch    §5.2–§5.4  parameter count, numpy = ours = nn.MultiheadAttention,
+                                      the inverted-mask pitfall
+    02.5  one_head_vs_three     §5.1  one head averages; three heads each ask one question
+
+References: Vaswani et al. (2017), "Attention is all you need", §3.2.1 and footnote 4 (why
+1/sqrt(d_k)), §3.2.2 (multi-head attention).
+
+Every function follows the demo contract (docs/CONTRACTS.md): keyword-only settings from
+config/config.yaml, a `seed`, and a tidy DataFrame (label columns, `quantity`, `value`).
+A label that does not apply to a row is left empty (None).
+"""
+
+import numpy as np
+import pandas as pd
+
+from lecture17.attention_numpy import (
+    count_mha_params,
+    create_padding_mask,
+    mha_params_from_torch,
+    multi_head_attention,
+    scaled_dot_product_attention,
+    softmax,
+)
+
+# 02.5 reuses the sentence of 01.1 (§5.1 "回到 Jane 的句子"); that module is numpy-only too.
+from lecture17.experiments.self_attention import JANE_DIMS, JANE_WORDS, jane_embeddings
+
+# -------------------------------------------------------------------------------------------
+# helpers
+
+
+def _rows(records: list[dict], labels: list[str]) -> pd.DataFrame:
+    """Tidy table: label columns (ints as nullable Int64, text as text), quantity, value."""
+    table = pd.DataFrame.from_records(records, columns=[*labels, "quantity", "value"])
+    for label in labels:
+        present = [r[label] for r in records if r.get(label) is not None]
+        if present and all(isinstance(v, int | np.integer) for v in present):
+            table[label] = table[label].astype("Int64")
+        else:
+            table[label] = table[label].astype(object).where(table[label].notna(), None)
+    table["value"] = table["value"].astype(np.float64)
+    return table
+
+
+# Random vectors are drawn this many rows at a time, so that 2000 × 16 keys × 1024 dims never sit
+# in memory at once. Changing it changes which random numbers land where (not the statistics).
+_CHUNK_ROWS = 500
+
+
+def _random_scores(rng, n_rows: int, n_keys: int, d_k: int) -> np.ndarray:
+    """Unscaled scores q·k_j for `n_rows` queries, each against its own `n_keys` keys.
+
+    Every component of q and k is drawn i.i.d. N(0, 1), the assumption of §4.2.
+
+    Returns
+    -------
+    scores : ndarray, shape (n_rows, n_keys)
+    """
+    chunks = []
+    for start in range(0, n_rows, _CHUNK_ROWS):
+        rows = min(_CHUNK_ROWS, n_rows - start)
+        q = rng.standard_normal((rows, 1, d_k))  # (rows, 1, d_k)
+        K = rng.standard_normal((rows, n_keys, d_k))  # (rows, n_keys, d_k)
+        chunks.append(np.sum(q * K, axis=-1))  # (rows, n_keys)
+    return np.concatenate(chunks)  # (n_rows, n_keys)
+
+
+# -------------------------------------------------------------------------------------------
+# 02.1 Var(q·k) grows like d_k (§4.2)
+
+
+def dot_product_variance(*, d_k_values: list[int], n_pairs: int, seed: int) -> pd.DataFrame:
+    """Sample variance and std of q·k for random q, k, and the variance of q·k / sqrt(d_k).
+
+    Rows: `d_k` → `var`, `std`, `var_scaled`.
+    """
+    rng = np.random.default_rng(seed)
+    records = []
+    for d_k in d_k_values:
+        dots = _random_scores(rng, n_pairs, 1, d_k)[:, 0]  # (n_pairs,)
+        records += [
+            {"d_k": d_k, "quantity": "var", "value": np.var(dots, ddof=1)},
+            {"d_k": d_k, "quantity": "std", "value": np.std(dots, ddof=1)},
+            {"d_k": d_k, "quantity": "var_scaled", "value": np.var(dots / np.sqrt(d_k), ddof=1)},
+        ]
+    return _rows(records, ["d_k"])
+
+
+# -------------------------------------------------------------------------------------------
+# 02.2 softmax saturation and its vanishing Jacobian (§4.3)
+
+
+def _softmax_statistics(scores: np.ndarray, threshold: float) -> dict[str, float]:
+    """Means over rows of: max weight, entropy, ‖J‖_F with J = diag(p) − p pᵀ, share saturated.
+
+    scores : ndarray, shape (n_rows, n_keys)
+    """
+    p = softmax(scores, axis=-1)  # (n_rows, n_keys)
+    # Entropy from the scores, -Σ p log p = logsumexp(s) - Σ p s: no log(0) for saturated rows.
+    top = scores.max(axis=-1, keepdims=True)  # (n_rows, 1)
+    logsumexp = top[:, 0] + np.log(np.sum(np.exp(scores - top), axis=-1))  # (n_rows,)
+    entropy = logsumexp - np.sum(p * scores, axis=-1)  # (n_rows,)
+    # §4.3: the softmax Jacobian ∂p/∂s; near one-hot p makes every entry near 0.
+    J = p[:, :, None] * np.eye(p.shape[-1]) - p[:, :, None] * p[:, None, :]  # (n_rows, n, n)
+    max_weight = p.max(axis=-1)  # (n_rows,)
+    return {
+        "max_weight": max_weight.mean(),
+        "entropy": entropy.mean(),
+        "jacobian_norm": np.linalg.norm(J, axis=(1, 2)).mean(),
+        "fraction_saturated": np.mean(max_weight > threshold),
+    }
+
+
+def softmax_saturation(
+    *, d_k_values: list[int], n_keys: int, n_trials: int, saturation_threshold: float, seed: int
+) -> pd.DataFrame:
+    """One query against `n_keys` random keys, `n_trials` times, with and without 1/sqrt(d_k).
+
+    The same random scores are used both ways (a paired comparison).
+    Rows: (`d_k`, `scaled` = "scaled" | "unscaled") → `max_weight`, `entropy`,
+    `jacobian_norm` (mean ‖diag(p) − p pᵀ‖_F), `fraction_saturated` (share of queries whose
+    largest weight exceeds `saturation_threshold`).
+    """
+    rng = np.random.default_rng(seed)
+    records = []
+    for d_k in d_k_values:
+        scores = _random_scores(rng, n_trials, n_keys, d_k)  # (n_trials, n_keys)
+        for scaled, s in (("scaled", scores / np.sqrt(d_k)), ("unscaled", scores)):
+            stats = _softmax_statistics(s, saturation_threshold)
+            records += [
+                {"d_k": d_k, "scaled": scaled, "quantity": q, "value": v} for q, v in stats.items()
+            ]
+    return _rows(records, ["d_k", "scaled"])
+
+
+# -------------------------------------------------------------------------------------------
+# 02.4 multi-head attention: parameters, numpy = ours = PyTorch, the mask pitfall (§5.2–§5.4)
+
+
+def _random_torch_mha(d_model: int, n_heads: int, generator):
+    """nn.MultiheadAttention in float64, EVERY parameter ~ U(−1/√d, 1/√d) from `generator`.
+
+    PyTorch's own init sets the biases to 0, which would hide a bias copied to the wrong place.
+    """
+    import torch
+    from torch import nn
+
+    mha = nn.MultiheadAttention(d_model, n_heads, batch_first=True, dtype=torch.float64)
+    bound = 1 / np.sqrt(d_model)
+    with torch.no_grad():
+        for p in mha.parameters():
+            nn.init.uniform_(p, -bound, bound, generator=generator)
+    return mha.eval()
+
+
+def _three_implementations(mha, tiny, params, n_heads, x_q, x_kv, mask=None):
+    """Outputs and per-head weights of numpy, our PyTorch and nn.MultiheadAttention.
+
+    mask : ndarray (b, 1, n_k), 1 = may attend (the lecture's convention), or None.
+    """
+    import torch
+
+    out, weights = {}, {}
+    out["numpy"], weights["numpy"] = multi_head_attention(x_q, x_kv, params, n_heads, mask)
+    q, kv = torch.from_numpy(x_q), torch.from_numpy(x_kv)
+    with torch.no_grad():
+        tiny_mask = None if mask is None else torch.from_numpy(mask[:, None] == 1)  # (b,1,1,n_k)
+        o, w = tiny(q, kv, kv, mask=tiny_mask, need_weights=True)
+        out["tiny"], weights["tiny"] = o.numpy(), w.numpy()
+        # §5.4: nn.MultiheadAttention's boolean masks mean True = IGNORE: flip ours.
+        ignore = None if mask is None else torch.from_numpy(mask[:, 0] == 0)  # (b, n_k)
+        o, w = mha(q, kv, kv, key_padding_mask=ignore, average_attn_weights=False)
+        out["torch"], weights["torch"] = o.numpy(), w.numpy()  # (b, n_q, d), (b, h, n_q, n_k)
+    return out, weights
+
+
+def multihead_vs_torch(
+    *,
+    count_d_model: int,
+    count_heads: list[int],
+    d_model: int,
+    n_heads: int,
+    batch: int,
+    seq_len: int,
+    cross_len: int,
+    n_pad: int,
+    seed: int,
+) -> pd.DataFrame:
+    """Parameter counts; one set of parameters in three implementations; the mask pitfall.
+
+    Rows: `n_heads` → `n_params_torch` (sum of numel of nn.MultiheadAttention(count_d_model, h))
+    and `n_params_formula` (attention_numpy.count_mha_params); (`case`, `comparison`) →
+    `max_abs_diff_output`, `max_abs_diff_weights` for case self (self-attention), cross (Q from
+    another sequence of `cross_len` tokens) and padding (the last `n_pad` keys masked, each
+    mask converted correctly) and comparison numpy_vs_torch, tiny_vs_torch, numpy_vs_tiny;
+    `mask` (inverted | correct) → `pad_weight_mean`, `pad_weight_min`, `pad_weight_max`: the
+    total weight each (head, query) of nn.MultiheadAttention puts on the padding keys when the
+    1 = may-attend mask is passed as its key_padding_mask unchanged (inverted) or flipped.
+    """
+    import torch
+    from torch import nn
+
+    from lecture17.tiny_transformer import MultiHeadAttention
+
+    torch.set_num_threads(1)
+    records = []
+    # §5.2: the heads split d_model, they do not add parameters.
+    n_formula = count_mha_params(count_d_model)  # 4 d² + 4 d
+    for h in count_heads:
+        n_torch = sum(p.numel() for p in nn.MultiheadAttention(count_d_model, h).parameters())
+        records += [
+            {"n_heads": h, "quantity": "n_params_torch", "value": n_torch},
+            {"n_heads": h, "quantity": "n_params_formula", "value": n_formula},
+        ]
+
+    rng = np.random.default_rng(seed)
+    mha = _random_torch_mha(d_model, n_heads, torch.Generator().manual_seed(seed))
+    params = mha_params_from_torch(mha)  # (d_in, d_out) rows-are-tokens, for numpy
+    tiny = MultiHeadAttention(d_model, n_heads).double().eval()
+    tiny.load_from_torch(mha)  # same (out, in) layout as nn.MultiheadAttention
+
+    x = rng.standard_normal((batch, seq_len, d_model))  # (b, n, d_model)
+    x_other = rng.standard_normal((batch, cross_len, d_model))  # (b, n_q, d_model)
+    tokens = rng.integers(1, 10, size=(batch, seq_len))  # (b, n); 0 is the padding id
+    tokens[:, seq_len - n_pad :] = 0
+    pad_mask = create_padding_mask(tokens)  # (b, 1, n), 1 = real token
+    cases = {"self": (x, x, None), "cross": (x_other, x, None), "padding": (x, x, pad_mask)}
+    for case, (x_q, x_kv, mask) in cases.items():
+        out, weights = _three_implementations(mha, tiny, params, n_heads, x_q, x_kv, mask)
+        for a, b in (("numpy", "torch"), ("tiny", "torch"), ("numpy", "tiny")):
+            for quantity, values in (("output", out), ("weights", weights)):
+                diff = np.max(np.abs(values[a] - values[b]))
+                records.append(
+                    {
+                        "case": case,
+                        "comparison": f"{a}_vs_{b}",
+                        "quantity": f"max_abs_diff_{quantity}",
+                        "value": diff,
+                    }
+                )
+
+    # §5.4 pitfall: our 1 = may attend handed to nn.MultiheadAttention, where True = ignore.
+    is_pad = pad_mask[:, 0] == 0  # (b, n)
+    for name, ignore in (("inverted", ~is_pad), ("correct", is_pad)):
+        with torch.no_grad():
+            _, w = mha(
+                *(torch.from_numpy(x),) * 3,
+                key_padding_mask=torch.from_numpy(ignore),
+                average_attn_weights=False,
+            )  # (b, h, n, n)
+        on_pads = np.einsum("bhqk,bk->bhq", w.numpy(), is_pad.astype(np.float64))  # (b, h, n)
+        records += [
+            {"mask": name, "quantity": f"pad_weight_{stat}", "value": getattr(np, stat)(on_pads)}
+            for stat in ("mean", "min", "max")
+        ]
+    return _rows(records, ["n_heads", "case", "comparison", "mask"])
+
+
+# -------------------------------------------------------------------------------------------
+# 02.5 one head averages, three heads each ask one question (§5.1)
+
+HEAD_QUESTIONS = {"who": "person", "where": "place", "when": "time"}
+
+
+def one_head_vs_three(*, strength: float, seed: int) -> pd.DataFrame:
+    """visite asks who / where / when: with one query (one head) or one query per head.
+
+    Every head uses W^K = W^V = I on the 4 meaning dims of §2.3 (d_k = 4). Only visite's
+    query row of W^Q is set: `strength` on the dims it asks about (reading-aid flag F03: the
+    lecture's digits need strength 6 here, see config/config.yaml).
+    Rows: (`head`, `key`) → `weight`, visite's weights (head "single" or who / where / when);
+    (head single, `dim`) → `output`, visite's output in the single head; (`head`, `dim`) →
+    `concat_output`, the 12 numbers of [who | where | when], each head's 4 dims in turn.
+    """
+    del seed  # deterministic
+    X = jane_embeddings()  # (5, 4)
+    dims, visite = list(JANE_DIMS), JANE_WORDS.index("visite")
+    asks = {"single": list(HEAD_QUESTIONS.values())} | {h: [d] for h, d in HEAD_QUESTIONS.items()}
+    records, outputs = [], {}
+    for head, asked in asks.items():
+        W_q = np.zeros((4, 4))
+        W_q[dims.index("action"), [dims.index(d) for d in asked]] = strength
+        output, weights = scaled_dot_product_attention(X @ W_q, X, X)  # (5, 4), (5, 5)
+        outputs[head] = output[visite]  # (4,)
+        records += [
+            {"head": head, "key": k, "quantity": "weight", "value": w}
+            for k, w in zip(JANE_WORDS, weights[visite], strict=True)
+        ]
+    records += [
+        {"head": "single", "dim": d, "quantity": "output", "value": v}
+        for d, v in zip(JANE_DIMS, outputs["single"], strict=True)
+    ]
+    # §5.1: the three answers side by side, each in its own slice of a 12-dim vector.
+    concat = np.concatenate([outputs[h] for h in HEAD_QUESTIONS])  # (12,)
+    slices = [(h, d) for h in HEAD_QUESTIONS for d in JANE_DIMS]  # (12,) labels, same order
+    records += [
+        {"head": h, "dim": d, "quantity": "concat_output", "value": v}
+        for (h, d), v in zip(slices, concat, strict=True)
+    ]
+    return _rows(records, ["head", "key", "dim"])

@@ -1,0 +1,366 @@
+"""代码 01 · 自注意力 Self-attention (lecture §1–§3).
+
+The five demos of the lecture's script 01:
+
+    01.1  jane_example              §2.3  Jane visite l'Afrique en septembre, by hand
+    01.2  loop_vs_matrix            §3.1  word-by-word loop = matrix form = PyTorch's SDPA
+    01.3  permutation_equivariance  §3.2  "Jane visite Marie" vs "Marie visite Jane";
+                                          Attn(PX) = P Attn(X)
+    01.4  path_length               §1.2  how much the last output feels input j: RNN vs attention
+    01.5  complexity                §3.3–§3.4  multiply-adds n²d vs nd², the (n, n) matrix, timing
+
+References: Vaswani et al. (2017), "Attention is all you need", §3.2.1 (scaled dot-product
+attention) and Table 1 (complexity, sequential operations, path length).
+
+Every function follows the demo contract (docs/CONTRACTS.md): keyword-only settings from
+config/config.yaml, a `seed`, and a tidy DataFrame (label columns, `quantity`, `value`).
+A label that does not apply to a row is left empty (None).
+"""
+
+import time
+
+import numpy as np
+import pandas as pd
+
+from lecture17.attention_numpy import positional_encoding, scaled_dot_product_attention, softmax
+
+# -------------------------------------------------------------------------------------------
+# helpers
+
+
+def _rows(records: list[dict], labels: list[str]) -> pd.DataFrame:
+    """Tidy table: label columns (ints as nullable Int64, text as text), quantity, value."""
+    table = pd.DataFrame.from_records(records, columns=[*labels, "quantity", "value"])
+    for label in labels:
+        present = [r[label] for r in records if r.get(label) is not None]
+        if present and all(isinstance(v, int | np.integer) for v in present):
+            table[label] = table[label].astype("Int64")
+        else:
+            table[label] = table[label].astype(object).where(table[label].notna(), None)
+    table["value"] = table["value"].astype(np.float64)
+    return table
+
+
+# -------------------------------------------------------------------------------------------
+# The Jane sentence (§2.3; 02.5 reuses it): 4 dims that mean something, W^K = W^V = I
+
+JANE_WORDS = ("Jane", "visite", "l'Afrique", "en", "septembre")
+JANE_DIMS = ("person", "action", "place", "time")
+
+
+def jane_embeddings() -> np.ndarray:
+    """X, shape (5, 4): one row per word, columns person / action / place / time (§2.3).
+
+    The lecture does not print the embedding of "en". 0.25·(1, 1, 1, 1) is inferred (reading
+    aid flag F08): it is the only value that gives the printed A⟨3⟩ and visite's 0.379.
+    """
+    person, action, place, time_ = np.eye(4)  # (4,) each
+    en = 0.25 * np.ones(4)  # F08: inferred, not printed in the lecture
+    return np.stack([person, action, place, en, time_])  # (5, 4)
+
+
+def jane_query_matrix(strength: float) -> np.ndarray:
+    """W^Q, shape (4, 4), rows-are-tokens (q = x W^Q) (§2.3).
+
+    Person, place and time ask "which action?"; the action asks "who? where?".
+    """
+    person, action, place, time_ = range(4)
+    W_q = np.zeros((4, 4))
+    W_q[[person, place, time_], action] = strength
+    W_q[action, [person, place]] = strength
+    return W_q
+
+
+# -------------------------------------------------------------------------------------------
+# 01.1 Jane visite l'Afrique en septembre (§2.3)
+
+
+def jane_example(*, strength: float, seed: int) -> pd.DataFrame:
+    """Self-attention by hand on the Jane sentence.
+
+    Rows: (`query`, `key`) → `weight`, the full 5×5 weight matrix; (query l'Afrique, `key`) →
+    `scaled_score`, its row of Q K^T / sqrt(4); (query l'Afrique, `dim`) → `query_vector`
+    (q⟨3⟩) and `output` (A⟨3⟩). Deterministic: `seed` unused.
+    """
+    del seed  # deterministic
+    X = jane_embeddings()  # (5, 4)
+    Q = X @ jane_query_matrix(strength)  # (5, 4)
+    K = V = X @ np.eye(4)  # (5, 4): §2.3, W^K = W^V = I
+    output, weights = scaled_dot_product_attention(Q, K, V)  # (5, 4), (5, 5)
+    afrique = JANE_WORDS.index("l'Afrique")
+    scaled_scores = Q[afrique] @ K.T / np.sqrt(K.shape[-1])  # (5,)
+
+    records = [
+        {"query": q, "key": k, "quantity": "weight", "value": weights[i, j]}
+        for i, q in enumerate(JANE_WORDS)
+        for j, k in enumerate(JANE_WORDS)
+    ]
+    records += [
+        {"query": "l'Afrique", "key": k, "quantity": "scaled_score", "value": s}
+        for k, s in zip(JANE_WORDS, scaled_scores, strict=True)
+    ]
+    for name, vector in (("query_vector", Q[afrique]), ("output", output[afrique])):
+        records += [
+            {"query": "l'Afrique", "dim": d, "quantity": name, "value": v}
+            for d, v in zip(JANE_DIMS, vector, strict=True)
+        ]
+    return _rows(records, ["query", "key", "dim"])
+
+
+# -------------------------------------------------------------------------------------------
+# 01.2 per-word loop vs matrix form vs PyTorch (§3.1)
+
+
+def _attention_loop(Q: np.ndarray, K: np.ndarray, V: np.ndarray) -> np.ndarray:
+    """§2.2 written out word by word: score every key, softmax, add up the values."""
+    d_k = K.shape[-1]
+    rows = []
+    for q in Q:  # one query (word) at a time
+        scores = np.array([q @ k for k in K]) / np.sqrt(d_k)  # (n_k,)
+        p = softmax(scores)  # (n_k,)
+        rows.append(sum(p_j * v_j for p_j, v_j in zip(p, V, strict=True)))  # (d_v,)
+    return np.stack(rows)  # (n_q, d_v)
+
+
+def loop_vs_matrix(*, n_words: int, d_k: int, d_v: int, seed: int) -> pd.DataFrame:
+    """Max |loop − matrix| and max |matrix − F.scaled_dot_product_attention| at float64.
+
+    Rows: `comparison` (loop_vs_matrix, matrix_vs_torch) → `max_abs_diff`.
+    """
+    import torch
+    import torch.nn.functional as F
+
+    torch.set_num_threads(1)
+    rng = np.random.default_rng(seed)
+    Q = rng.standard_normal((n_words, d_k))  # (n, d_k)
+    K = rng.standard_normal((n_words, d_k))  # (n, d_k)
+    V = rng.standard_normal((n_words, d_v))  # (n, d_v)
+
+    loop = _attention_loop(Q, K, V)  # (n, d_v)
+    matrix, _ = scaled_dot_product_attention(Q, K, V)  # (n, d_v)
+    # PyTorch's fused kernel, float64 on the CPU; it scales by 1/sqrt(d_k) by default.
+    torch_out = F.scaled_dot_product_attention(*(torch.from_numpy(a) for a in (Q, K, V)))
+    records = [
+        {"comparison": "loop_vs_matrix", "value": np.max(np.abs(loop - matrix))},
+        {"comparison": "matrix_vs_torch", "value": np.max(np.abs(matrix - torch_out.numpy()))},
+    ]
+    return _rows([r | {"quantity": "max_abs_diff"} for r in records], ["comparison"])
+
+
+# -------------------------------------------------------------------------------------------
+# 01.3 permutation equivariance (§3.2, exercise 5)
+
+
+def _self_attention(X: np.ndarray, W: dict) -> np.ndarray:
+    """One single-head self-attention layer without output projection: (n, d) -> (n, d)."""
+    return scaled_dot_product_attention(X @ W["q"], X @ W["k"], X @ W["v"])[0]
+
+
+def permutation_equivariance(
+    *, d_model: int, n_random_words: int, n_components: int, seed: int
+) -> pd.DataFrame:
+    """Shuffle the words: without PE the outputs only move with them; with PE they change.
+
+    Rows: (`pe`, `sentence`, `component`) → `visite_output` (the first `n_components` numbers of
+    visite's output in "Jane visite Marie" / "Marie visite Jane"); `pe` → `visite_max_abs_diff`
+    (visite's output, sentence 1 vs 2) and `perm_max_abs_diff` (max |Attn(PX) − P Attn(X)| for
+    `n_random_words` random words and a random permutation P). `pe` is "none" or "sinusoidal".
+    """
+    rng = np.random.default_rng(seed)
+    embed = dict(zip(("Jane", "visite", "Marie"), rng.standard_normal((3, d_model)), strict=True))
+    # Random projections, variance 1/d_model (the variance-preserving init of §4.4).
+    W = {p: rng.standard_normal((d_model, d_model)) / np.sqrt(d_model) for p in "qkv"}
+    X_words = rng.standard_normal((n_random_words, d_model))  # (n, d_model)
+    perm = rng.permutation(n_random_words)
+    while np.array_equal(perm, np.arange(n_random_words)):  # the identity would prove nothing
+        perm = rng.permutation(n_random_words)
+    P = np.eye(n_random_words)[perm]  # (n, n): P @ X reorders the rows of X
+
+    sentences = {"Jane visite Marie": ("Jane", "visite", "Marie")}
+    sentences["Marie visite Jane"] = sentences["Jane visite Marie"][::-1]
+    n_max = max(3, n_random_words)
+    encodings = {
+        "none": np.zeros((n_max, d_model)),
+        "sinusoidal": positional_encoding(n_max, d_model),  # (n_max, d_model), §6.2
+    }
+    records = []
+    for pe_name, pe in encodings.items():
+        visite = {}
+        for text, words in sentences.items():
+            X = np.stack([embed[w] for w in words]) + pe[:3]  # (3, d_model)
+            visite[text] = _self_attention(X, W)[words.index("visite")]  # (d_model,)
+            records += [
+                {
+                    "pe": pe_name,
+                    "sentence": text,
+                    "component": c,
+                    "quantity": "visite_output",
+                    "value": visite[text][c],
+                }
+                for c in range(n_components)
+            ]
+        diff = np.max(np.abs(visite["Jane visite Marie"] - visite["Marie visite Jane"]))
+        records.append({"pe": pe_name, "quantity": "visite_max_abs_diff", "value": diff})
+        # §3.2: PE is added after the permutation (positions stay put, the words move).
+        pe_n = pe[:n_random_words]  # (n, d_model)
+        shuffled = _self_attention(P @ X_words + pe_n, W)  # Attn(PX)
+        moved = P @ _self_attention(X_words + pe_n, W)  # P Attn(X)
+        records.append(
+            {
+                "pe": pe_name,
+                "quantity": "perm_max_abs_diff",
+                "value": np.max(np.abs(shuffled - moved)),
+            }
+        )
+    return _rows(records, ["pe", "sentence", "component"])
+
+
+# -------------------------------------------------------------------------------------------
+# 01.4 path length: how much does the last output feel input j? (§1.2)
+
+
+def path_length(
+    *, seq_len: int, d_model: int, hidden: int, n_sequences: int, seed: int
+) -> pd.DataFrame:
+    """Sensitivity ‖∂y_{n−1}/∂x_j‖_F of the last output to every input, by distance n−1−j.
+
+    Two untrained models on the same random inputs x_j ~ N(0, I_{d_model}):
+      - rnn: h_t = tanh(x_t W_xh + b_xh + h_{t−1} W_hh + b_hh), h_0 = 0, y = h_{n−1};
+        every weight and bias ~ U(−1/√hidden, 1/√hidden), PyTorch's nn.RNN default init;
+      - attention: one single-head self-attention layer y = softmax(Q K^T/√d) V with
+        Q, K, V = X W^Q, X W^K, X W^V; W ~ N(0, 1/d_model), the variance-preserving init of §4.4;
+        no output projection, no residual.
+    The Jacobians come from torch.autograd (float64), one model draw, `n_sequences` input draws.
+
+    Rows: (`model`, `distance`) → `sensitivity` (mean over sequences); `model` →
+    `mean_sensitivity_1_8` and `mean_sensitivity_32_63` (means over those distances).
+    """
+    import torch
+    from torch.autograd.functional import jacobian
+
+    torch.set_num_threads(1)
+    rng = np.random.default_rng(seed)
+    bound = 1 / np.sqrt(hidden)
+    rnn = {
+        name: torch.from_numpy(rng.uniform(-bound, bound, size=shape))
+        for name, shape in (
+            ("W_xh", (d_model, hidden)),
+            ("W_hh", (hidden, hidden)),
+            ("b_xh", (hidden,)),
+            ("b_hh", (hidden,)),
+        )
+    }
+    att = {
+        p: torch.from_numpy(rng.standard_normal((d_model, d_model)) / np.sqrt(d_model))
+        for p in "qkv"
+    }
+
+    def rnn_last(x):  # (n, d_model) -> (hidden,)
+        h = torch.zeros(hidden, dtype=torch.float64)
+        for x_t in x:  # §1.2: h_t waits for h_{t-1}
+            h = torch.tanh(x_t @ rnn["W_xh"] + rnn["b_xh"] + h @ rnn["W_hh"] + rnn["b_hh"])
+        return h
+
+    def attention_last(x):  # (n, d_model) -> (d_model,)
+        Q, K, V = x @ att["q"], x @ att["k"], x @ att["v"]  # (n, d_model) each
+        weights = torch.softmax(Q @ K.T / np.sqrt(d_model), dim=-1)  # (n, n)
+        return (weights @ V)[-1]
+
+    norms = {"rnn": [], "attention": []}
+    for _ in range(n_sequences):
+        x = torch.from_numpy(rng.standard_normal((seq_len, d_model)))  # (n, d_model)
+        for model, f in (("rnn", rnn_last), ("attention", attention_last)):
+            J = jacobian(f, x, vectorize=True)  # (d_out, n, d_model)
+            norms[model].append(torch.linalg.vector_norm(J, dim=(0, 2)).numpy())  # (n,)
+
+    records = []
+    for model, per_sequence in norms.items():
+        by_distance = np.mean(per_sequence, axis=0)[::-1]  # (n,): index = distance n-1-j
+        records += [
+            {"model": model, "distance": d, "quantity": "sensitivity", "value": s}
+            for d, s in enumerate(by_distance)
+        ]
+        for lo, hi in ((1, 8), (32, seq_len - 1)):
+            records.append(
+                {
+                    "model": model,
+                    "quantity": f"mean_sensitivity_{lo}_{hi}",
+                    "value": by_distance[lo : hi + 1].mean(),
+                }
+            )
+    return _rows(records, ["model", "distance"])
+
+
+# -------------------------------------------------------------------------------------------
+# 01.5 complexity: multiply-adds, memory, timings (§3.3–§3.4)
+
+
+def _best_ms(fn, repeats: int) -> float:
+    """Fastest of `repeats` calls, in milliseconds (the least disturbed by other processes)."""
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return 1e3 * min(times)
+
+
+def _rnn_loop(X: np.ndarray, W_xh: np.ndarray, W_hh: np.ndarray) -> np.ndarray:
+    h = np.zeros(W_hh.shape[0])
+    for x_t in X:  # n steps that must run one after another
+        h = np.tanh(x_t @ W_xh + h @ W_hh)
+    return h
+
+
+def complexity(
+    *,
+    d_model: int,
+    n_values: list[int],
+    memory_n: int,
+    timing_d: int,
+    timing_n_values: list[int],
+    timing_repeats: int,
+    seed: int,
+) -> pd.DataFrame:
+    """Multiply-add counts n²d (self-attention) vs nd² (RNN), memory, and wall-clock timings.
+
+    Rows: (`model`, `n`) → `multiply_adds` (model self_attention: QK^T is n²d; rnn: n steps of
+    a d×d matrix times a vector, nd²); (`n`) → `ratio` (= n/d); (`n` = memory_n) →
+    `weight_matrix_mb`, the bytes of one (n, n) float64 matrix in decimal MB; timings, which
+    differ on every run: (`model`, `n`) → `ms_per_layer` (self_attention: numpy attention on
+    (n, timing_d) inputs; rnn_loop: a Python loop of n tanh steps) and (self_attention, `n`) →
+    `ms_growth_per_doubling` (time at n / time at n/2).
+    """
+    records = []
+    for n in n_values:
+        attention, rnn = n * n * d_model, n * d_model * d_model
+        records += [
+            {"model": "self_attention", "n": n, "quantity": "multiply_adds", "value": attention},
+            {"model": "rnn", "n": n, "quantity": "multiply_adds", "value": rnn},
+            {"n": n, "quantity": "ratio", "value": attention / rnn},
+        ]
+    weights_bytes = memory_n * memory_n * np.dtype(np.float64).itemsize
+    records.append({"n": memory_n, "quantity": "weight_matrix_mb", "value": weights_bytes / 1e6})
+
+    rng = np.random.default_rng(seed)
+    W_q, W_k, W_v, W_xh, W_hh = rng.standard_normal((5, timing_d, timing_d)) / np.sqrt(timing_d)
+    ms = {}
+    for n in timing_n_values:
+        X = rng.standard_normal((n, timing_d))  # (n, timing_d)
+        Q, K, V = X @ W_q, X @ W_k, X @ W_v  # (n, timing_d) each
+        ms[n] = _best_ms(lambda: scaled_dot_product_attention(Q, K, V), timing_repeats)  # noqa: B023
+        rnn_ms = _best_ms(lambda: _rnn_loop(X, W_xh, W_hh), timing_repeats)  # noqa: B023
+        records += [
+            {"model": "self_attention", "n": n, "quantity": "ms_per_layer", "value": ms[n]},
+            {"model": "rnn_loop", "n": n, "quantity": "ms_per_layer", "value": rnn_ms},
+        ]
+        if n // 2 in ms:
+            records.append(
+                {
+                    "model": "self_attention",
+                    "n": n,
+                    "quantity": "ms_growth_per_doubling",
+                    "value": ms[n] / ms[n // 2],
+                }
+            )
+    return _rows(records, ["model", "n"])
