@@ -1,8 +1,9 @@
 """Every Transformer block from scratch in numpy: rows are tokens, float64 (lecture 17, §2–§8).
 
 Read bottom-up, like the lecture: primitives (softmax, masks) → attention (scaled dot-product,
-multi-head) → positional encoding → blocks (LayerNorm, feed-forward) → layers (encoder,
-decoder) → parameter counts → converters from PyTorch modules.
+multi-head) → attention without the n×n matrix (tiled, §10.4) → positional encoding → blocks
+(LayerNorm, feed-forward) → layers (encoder, decoder) → parameter counts → converters from
+PyTorch modules.
 
 Conventions (lecture §0.4, §8.1):
     - Rows are tokens: ``X`` has shape ``(n, d_model)`` or ``(b, n, d_model)`` and
@@ -17,6 +18,8 @@ References:
     Ba, Kiros & Hinton (2016), "Layer Normalization". arXiv:1607.06450
     Xiong et al. (2020), "On Layer Normalization in the Transformer Architecture", ICML
         (Pre-LN). arXiv:2002.04745
+    Dao et al. (2022), "FlashAttention: Fast and Memory-Efficient Exact Attention with
+        IO-Awareness", NeurIPS (tiled attention, §10.4). arXiv:2205.14135
 """
 
 import numpy as np
@@ -29,6 +32,7 @@ __all__ = [
     "split_heads",
     "combine_heads",
     "multi_head_attention",
+    "tiled_attention",
     "positional_encoding",
     "relative_shift_matrix",
     "layer_norm",
@@ -175,6 +179,33 @@ def _check_mask(mask, target_shape):
     return mask
 
 
+def _attention_inputs(Q, K, V, mask):
+    """Check Q, K, V and the mask of an attention call (shared by the plain and tiled versions).
+
+    Returns ``Q, K, V`` as float arrays, the mask as floats of their dtype (or None), the
+    broadcast batch shape of the leading axes, and the dtype the attention is computed in.
+    """
+    Q, K, V = _as_float(Q, "Q"), _as_float(K, "K"), _as_float(V, "V")
+    for name, arr, shape_text in (("Q", Q, "n_q, d_k"), ("K", K, "n_k, d_k"), ("V", V, "n_k, d_v")):
+        if arr.ndim < 2:
+            raise ValueError(f"{name} must have shape (..., {shape_text}), got shape {arr.shape}")
+    if Q.shape[-1] != K.shape[-1]:
+        raise ValueError(f"Q and K need the same depth d_k, got Q {Q.shape} and K {K.shape}")
+    if K.shape[-2] != V.shape[-2]:
+        raise ValueError(f"K and V need the same length n_k, got K {K.shape} and V {V.shape}")
+    try:
+        batch = np.broadcast_shapes(Q.shape[:-2], K.shape[:-2], V.shape[:-2])
+    except ValueError as err:
+        raise ValueError(
+            f"leading axes of Q {Q.shape}, K {K.shape}, V {V.shape} do not broadcast"
+        ) from err
+    dtype = np.result_type(Q, K, V)
+    if mask is not None:
+        mask = _check_mask(mask, (*batch, Q.shape[-2], K.shape[-2]))
+        mask = mask.astype(dtype, copy=False)
+    return Q, K, V, mask, batch, dtype
+
+
 def scaled_dot_product_attention(Q, K, V, mask=None, *, scale=True):
     """Attention(Q, K, V) = softmax(Q K^T / sqrt(d_k) + (1 - mask) * -1e9) V (§3.1, §8.1).
 
@@ -199,6 +230,11 @@ def scaled_dot_product_attention(Q, K, V, mask=None, *, scale=True):
     -----
     Computed in the inputs' float dtype (float32 in → float32 out; ints → float64).
 
+    The (n_q, n_k) scores are the largest array here (§3.4: 33.6 MB at n = 2048 in float64),
+    so they are allocated once and turned into the weights in place; the scale is applied to
+    Q (n_q·d_k numbers) rather than to the scores (n_q·n_k numbers). Same formula, same result
+    up to rounding; :func:`tiled_attention` never stores that array at all (§10.4).
+
     A row whose keys are *all* masked (reading-aid flag F02, exercise 4(c)): every score gets the
     same shift of -1e9, which cancels in the softmax up to rounding. In float64 the spacing of
     numbers near 1e9 is about 1.2e-7, so score differences of order 1 survive and the row
@@ -206,32 +242,19 @@ def scaled_dot_product_attention(Q, K, V, mask=None, *, scale=True):
     the spacing near 1e9 is 64, every shifted score rounds to -1e9 and the row is uniform.
     Replacing scores with -inf instead (``np.where(mask, scores, -np.inf)``) gives nan.
     """
-    Q, K, V = _as_float(Q, "Q"), _as_float(K, "K"), _as_float(V, "V")
-    for name, arr, shape_text in (("Q", Q, "n_q, d_k"), ("K", K, "n_k, d_k"), ("V", V, "n_k, d_v")):
-        if arr.ndim < 2:
-            raise ValueError(f"{name} must have shape (..., {shape_text}), got shape {arr.shape}")
-    if Q.shape[-1] != K.shape[-1]:
-        raise ValueError(f"Q and K need the same depth d_k, got Q {Q.shape} and K {K.shape}")
-    if K.shape[-2] != V.shape[-2]:
-        raise ValueError(f"K and V need the same length n_k, got K {K.shape} and V {V.shape}")
-    try:
-        batch = np.broadcast_shapes(Q.shape[:-2], K.shape[:-2], V.shape[:-2])
-    except ValueError as err:
-        raise ValueError(
-            f"leading axes of Q {Q.shape}, K {K.shape}, V {V.shape} do not broadcast"
-        ) from err
-    dtype = np.result_type(Q, K, V)
-    if mask is not None:
-        mask = _check_mask(mask, (*batch, Q.shape[-2], K.shape[-2])).astype(dtype)
-
-    scores = Q @ np.swapaxes(K, -1, -2)  # (..., n_q, n_k)
+    Q, K, V, mask, _, dtype = _attention_inputs(Q, K, V, mask)
     if scale:
         # §4.2: Var(q·k) grows like d_k; dividing by sqrt(d_k) keeps the scores at variance ~1.
-        scores = scores / np.sqrt(dtype.type(Q.shape[-1]))
+        # (Q / sqrt(d_k)) K^T = Q K^T / sqrt(d_k): n_q·d_k divisions instead of n_q·n_k.
+        Q = Q / np.sqrt(dtype.type(Q.shape[-1]))  # (..., n_q, d_k)
+    scores = Q @ np.swapaxes(K, -1, -2)  # (..., n_q, n_k)
     if mask is not None:
         # §8.1: add -1e9 where mask == 0, BEFORE the softmax; exp(-1e9) underflows to exactly 0.
-        scores = scores + (1 - mask) * dtype.type(-1e9)
-    weights = softmax(scores, axis=-1)  # (..., n_q, n_k)
+        scores = scores + (1 - mask) * dtype.type(-1e9)  # (..., n_q, n_k)
+    # The softmax of §3.1, in place: the scores' buffer becomes the weights.
+    scores -= scores.max(axis=-1, keepdims=True)  # largest exponent 0: exp() cannot overflow
+    weights = np.exp(scores, out=scores)  # (..., n_q, n_k), the same buffer
+    weights /= weights.sum(axis=-1, keepdims=True)  # each row sums to 1
     return weights @ V, weights  # (..., n_q, d_v), (..., n_q, n_k)
 
 
@@ -325,6 +348,92 @@ def multi_head_attention(x_q, x_kv, params, n_heads, mask=None):
     if unbatched:
         return output[0], weights[0]  # (n_q, d_model), (h, n_q, n_k)
     return output, weights
+
+
+# --------------------------------------------------------------------------------------------
+# Attention without the n×n matrix: tiles and the online softmax (§10.4, beyond the lecture)
+
+
+def _attend_query_block(q, K, V, mask, block_size, batch, dtype):
+    """softmax(q K^T + mask term) V for one block of queries, one block of keys at a time.
+
+    ``q`` is already scaled; ``mask`` (or None) is this block's rows, shape (..., b_q, n_k).
+    """
+    b_q = q.shape[-2]
+    m = np.full((*batch, b_q, 1), -np.inf, dtype)  # running max of each row's scores
+    l = np.zeros((*batch, b_q, 1), dtype)  # running denominator, sum of exp(s - m)
+    acc = np.zeros((*batch, b_q, V.shape[-1]), dtype)  # running numerator, sum of exp(s - m) v
+    for start in range(0, K.shape[-2], block_size):
+        keys = slice(start, start + block_size)
+        scores = q @ np.swapaxes(K[..., keys, :], -1, -2)  # (..., b_q, b_k)
+        if mask is not None:
+            # §8.1, exactly as in scaled_dot_product_attention: -1e9 where mask == 0.
+            scores = scores + (1 - mask[..., keys]) * dtype.type(-1e9)  # (..., b_q, b_k)
+        m_new = np.maximum(m, scores.max(axis=-1, keepdims=True))  # (..., b_q, 1)
+        # Everything summed so far was exponentiated against the old max: rescale it.
+        # At the first block m = -inf and exp(-inf) = 0, so the zeros stay zeros.
+        rescale = np.exp(m - m_new)  # (..., b_q, 1)
+        p = np.exp(scores - m_new)  # (..., b_q, b_k), unnormalised weights of this tile
+        l = rescale * l + p.sum(axis=-1, keepdims=True)  # (..., b_q, 1)
+        acc = rescale * acc + p @ V[..., keys, :]  # (..., b_q, d_v)
+        m = m_new
+    return acc / l  # (..., b_q, d_v): the softmax's division, once per row at the end
+
+
+def tiled_attention(Q, K, V, mask=None, block_size=64, *, scale=True):
+    """The output of :func:`scaled_dot_product_attention`, computed tile by tile (§10.4).
+
+    FlashAttention's idea (Dao et al. 2022) in plain numpy, written for reading, not speed:
+    loop over blocks of queries and, inside, over blocks of keys; never build the (n_q, n_k)
+    scores or weights. Same checks, mask convention and result (up to rounding) as the plain
+    version; it returns no weights, because it never has them all at once.
+
+    Parameters
+    ----------
+    Q : array_like, shape (..., n_q, d_k)
+    K : array_like, shape (..., n_k, d_k)
+    V : array_like, shape (..., n_k, d_v)
+        Leading (batch, head) axes must broadcast against each other.
+    mask : array_like, optional, broadcastable to (..., n_q, n_k)
+        1 = may attend, 0 = must not; applied as ``(1 - mask) * -1e9`` tile by tile.
+    block_size : int, default 64
+        Rows of Q and of K per tile; need not divide n_q or n_k (the last tile is shorter).
+    scale : bool, default True
+        Divide the scores by sqrt(d_k), as in :func:`scaled_dot_product_attention`.
+
+    Returns
+    -------
+    output : ndarray, shape (..., n_q, d_v)
+
+    Notes
+    -----
+    The online softmax, per query row. Keys arrive a block at a time. Keep the running max m,
+    the running denominator l = sum_j exp(s_j - m) and the running numerator
+    acc = sum_j exp(s_j - m) v_j over the keys seen so far. A new block of scores s moves the
+    max to m' = max(m, max(s)); what was summed against the old m is rescaled by exp(m - m'):
+    l' = exp(m - m') l + sum exp(s - m'),  acc' = exp(m - m') acc + exp(s - m') V_block.
+    After the last block acc / l = softmax(s) V, the same numbers in another order.
+    Memory: one (block, block) tile and O(n_q · d_v) running state, instead of the (n_q, n_k)
+    matrix that §3.4 prices at 33.6 MB (float64, n = 2048) per head and per layer.
+
+    References: Dao et al. (2022), "FlashAttention", NeurIPS, arXiv:2205.14135;
+    Milakov & Gimelshein (2018), "Online normalizer calculation for softmax", arXiv:1805.02867.
+    """
+    Q, K, V, mask, batch, dtype = _attention_inputs(Q, K, V, mask)
+    _check_positive_int(block_size, "block_size")
+    n_q, n_k = Q.shape[-2], K.shape[-2]
+    if mask is not None:
+        # A read-only view of the full (..., n_q, n_k) shape: slicing it copies one tile at most.
+        mask = np.broadcast_to(mask, (*batch, n_q, n_k))
+    output = np.empty((*batch, n_q, V.shape[-1]), dtype)  # (..., n_q, d_v)
+    for start in range(0, n_q, block_size):
+        rows = slice(start, start + block_size)
+        q = Q[..., rows, :]  # (..., b_q, d_k)
+        if scale:
+            q = q / np.sqrt(dtype.type(Q.shape[-1]))  # §4.2, as in the plain version
+        block_mask = None if mask is None else mask[..., rows, :]  # (..., b_q, n_k), a view
+        output[..., rows, :] = _attend_query_block(q, K, V, block_mask, block_size, batch, dtype)
+    return output
 
 
 # --------------------------------------------------------------------------------------------
