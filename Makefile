@@ -33,6 +33,11 @@ lint: setup
 	snakefmt --check Snakefile workflow
 	snakemake --lint
 
+# The committed reference build (report/reference/) and the README's "关于实验结果" come from
+# one full build; regenerate them with this command, never by hand.
+reference: report
+	python -m lecture17 reference
+
 # environment.yml is generated from requirements.txt (a test checks they agree).
 environment.yml: requirements.txt
 	python3 workflow/scripts/make_environment.py requirements.txt > $@

@@ -64,7 +64,14 @@ def main(argv=None) -> int:
     p_diff.add_argument("b", help="another build folder, or 'lecture'")
     p_diff.add_argument("--ledger", type=Path, default=Path("report/ledger.yaml"))
     p_diff.add_argument("--timing", action="store_true", help="also list machine-dependent timings")
+    sub.add_parser("reference", help="store this build as report/reference/ and update the README")
     args = parser.parse_args(argv)
+    if args.command == "reference":
+        from lecture17.reference import write_reference
+
+        write_reference()
+        print("参考构建 reference build → report/reference/；README 的“关于实验结果”已更新")
+        return 0
     if args.command == "show":
         return show(args.demo, args.cores)
     return diff.main(args.a, args.b, args.ledger, args.timing)

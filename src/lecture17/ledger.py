@@ -13,6 +13,7 @@
 
 How "agrees" is decided, by class:
 - exact      our value printed with `fmt` has the lecture's digits (several rows → "(a, b, …)");
+             with `holds`, a deterministic relation the lecture states in words must hold;
 - precision  an equivalence: our value is below `bound` (default 1e-13);
 - seeded     the lecture's stated trend or bound, `holds`, a Python expression over named values
              (`values: {name: selector}`), e.g. "rnn_32 < 1e-4 * rnn_1";
@@ -144,6 +145,16 @@ def evaluate(entry: dict, tables: dict) -> Outcome:
     spread = {n: float((rows["max"] - rows["min"]).max()) for n, (_, rows) in picked.items()}
     shown = named[entry.get("show", next(iter(named)))]
     ours = fmt_values(shown, entry.get("fmt", ".3g"))
+    if cls == "exact" and "holds" in entry:  # a deterministic relation the lecture states in words
+        same = _holds(entry["holds"], named)
+        return Outcome(
+            entry,
+            "same" if same else "differs",
+            ours,
+            "" if same else f"不成立 fails: {entry['holds']}",
+            named,
+            spread,
+        )
     if cls == "exact":
         same = _normalise(ours) == _normalise(str(entry["lecture"]))
         return Outcome(entry, "same" if same else "differs", ours, numbers=named, spread=spread)
@@ -194,7 +205,8 @@ def evaluate_all(entries: list[dict], tables: dict) -> list[Outcome]:
 
 
 def summary(outcomes: list[Outcome]) -> pd.DataFrame:
-    """Claims per class and status, for the report's first table."""
-    rows = [{"class": o.entry["class"], "status": o.status} for o in outcomes]
-    counts = pd.DataFrame(rows).value_counts().unstack(fill_value=0)
-    return counts.reindex([c for c in CLASSES if c in counts.index])
+    """Claims per class (rows) and status (columns), for the report's first table."""
+    counts = pd.DataFrame(0, index=list(CLASSES), columns=list(STATUS))
+    for o in outcomes:
+        counts.loc[o.entry["class"], o.status] += 1
+    return counts[counts.sum(axis=1) > 0]

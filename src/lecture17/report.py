@@ -42,6 +42,11 @@ def load_views(folder: Path) -> dict:
     return views
 
 
+def cell(text) -> str:
+    """A Markdown table cell: a `|` inside it would end the cell."""
+    return str(text).replace("|", "\\|")
+
+
 def fmt_cell(row, fmt: str) -> str:
     text = format(row["mean"], fmt)
     if row["n_seeds"] > 1:
@@ -78,9 +83,10 @@ def render_view(table, view) -> str:
     labels = view.get("labels", {})
     header = [" · ".join(labels.get(c, c) for c in index) or " "]
     header += [" · ".join(labels.get(v, v) for v in ck) or "值 value" for ck in col_keys]
+    header = [cell(h) for h in header]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for rk in row_keys:
-        line = [" · ".join(labels.get(v, v) for v in rk)]
+        line = [cell(" · ".join(labels.get(v, v) for v in rk))]
         line += [cells.get((rk, ck), "—") for ck in col_keys]
         lines.append("| " + " | ".join(line) + " |")
     return "\n".join(lines)
@@ -101,10 +107,15 @@ def claims_table(outcomes) -> str:
     ]
     for o in outcomes:
         status = ledger_mod.STATUS[o.status] + (f"：{o.reason}" if o.reason else "")
-        lines.append(
-            f"| {o.entry['id']} | {o.entry['section']} | {o.entry['claim']} | "
-            f"{o.entry['lecture']} | {o.ours or '—'} | {status} |"
-        )
+        row = [
+            o.entry["id"],
+            o.entry["section"],
+            o.entry["claim"],
+            o.entry["lecture"],
+            o.ours or "—",
+            status,
+        ]
+        lines.append("| " + " | ".join(cell(c) for c in row) + " |")
     return "\n".join(lines)
 
 
