@@ -21,6 +21,7 @@ include: "workflow/rules/02_scaling_multihead.smk"
 include: "workflow/rules/03_positional_encoding.smk"
 include: "workflow/rules/04_layers.smk"
 include: "workflow/rules/06_beyond.smk"
+include: "workflow/rules/13_exercises.smk"
 include: "workflow/rules/aggregate.smk"
 include: "workflow/rules/report.smk"
 

@@ -28,7 +28,16 @@ def snakemake(workdir: Path, *args: str) -> str:
         PYTHONPATH=str(workdir / "src"),
         PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
     )
-    cmd = [sys.executable, "-m", "snakemake", "--configfile", TEST_CONFIG, *args]
+    cmd = [
+        sys.executable,
+        "-m",
+        "snakemake",
+        "--configfile",
+        TEST_CONFIG,
+        "--show-failed-logs",
+        "--replace-workflow-config",
+        *args,
+    ]
     done = subprocess.run(cmd, cwd=workdir, env=env, capture_output=True, text=True)
     assert done.returncode == 0, done.stdout + done.stderr
     return done.stdout + done.stderr

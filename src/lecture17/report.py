@@ -102,19 +102,14 @@ def machine_dependent(text: str) -> str:
 
 def claims_table(outcomes) -> str:
     lines = [
-        "| 编号 id | § | 讲义的说法 claim | 讲义 lecture | 我们 ours | 结论 status |",
-        "|---|---|---|---|---|---|",
+        "| 编号 id | § | 讲义的说法 claim | 讲义 lecture | 我们 ours | 结论 status | 说明 note |",
+        "|---|---|---|---|---|---|---|",
     ]
     for o in outcomes:
+        e = o.entry
         status = ledger_mod.STATUS[o.status] + (f"：{o.reason}" if o.reason else "")
-        row = [
-            o.entry["id"],
-            o.entry["section"],
-            o.entry["claim"],
-            o.entry["lecture"],
-            o.ours or "—",
-            status,
-        ]
+        note = (f"[{e['flag']}] " if e.get("flag") else "") + e.get("note", "")
+        row = [e["id"], e["section"], e["claim"], e["lecture"], o.ours or "—", status, note]
         lines.append("| " + " | ".join(cell(c) for c in row) + " |")
     return "\n".join(lines)
 

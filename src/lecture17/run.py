@@ -54,6 +54,9 @@ def run_demo(demo: str, settings: dict, seed: int, grid_point: dict | None = Non
             f"demo {demo} returned columns {list(table.columns)}; needs 'quantity' and 'value'"
         )
     table = table.assign(value=table["value"].astype(np.float64))
+    if table["value"].isna().any():  # e.g. a mean over an empty window: the settings don't fit
+        bad = sorted(set(table.loc[table["value"].isna(), "quantity"]))
+        raise ValueError(f"demo {demo} computed NaN for {bad}; check its settings {settings}")
     for position, (key, value) in enumerate(grid_point.items()):
         if key not in table.columns:
             table.insert(position, key, value)

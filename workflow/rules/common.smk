@@ -1,6 +1,7 @@
 # Shared helpers: config validation, the list of runs, and each rule's code inputs.
 
 import itertools
+import os
 import json
 from pathlib import Path
 

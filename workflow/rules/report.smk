@@ -27,7 +27,7 @@ rule report:
         ledger="report/ledger.yaml",
         views=sorted(str(p) for p in Path("report/views").glob("*.yaml")),
         template="report/templates/lecture17.md.j2",
-        config=workflow.configfiles[0],
+        config=os.path.relpath(workflow.configfiles[0]),
         code=ALL_CODE,
     output:
         md="report/lecture17.md",
