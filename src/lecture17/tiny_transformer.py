@@ -1,0 +1,580 @@
+"""A small Transformer from scratch in PyTorch, and the GRU seq2seq baselines of §9.
+
+References:
+1) Vaswani et al., "Attention Is All You Need", NeurIPS 2017 — scaled dot-product and
+   multi-head attention, sinusoidal positional encoding, the encoder-decoder (§3–§8).
+2) Xiong et al., "On Layer Normalization in the Transformer Architecture", ICML 2020 —
+   Post-LN vs Pre-LN (§7.5).
+3) Luong, Pham & Manning, "Effective Approaches to Attention-based Neural Machine
+   Translation", EMNLP 2015 — the "general" score and the attentional hidden state (§9.1).
+4) Cho et al., "Learning Phrase Representations using RNN Encoder-Decoder for Statistical
+   Machine Translation", EMNLP 2014 — the GRU encoder-decoder (§9.1).
+
+Conventions (the lecture's, §0.4, §5.4, §12 pitfall 7):
+- batch first, rows are tokens: x has shape (b, n, d_model);
+- a mask holds 1/True where a query MAY attend, 0/False where it must not, and broadcasts to
+  (b, h, n_q, n_k). This is F.scaled_dot_product_attention's boolean convention and the
+  OPPOSITE of nn.MultiheadAttention's boolean masks (True = ignore there);
+- no dropout anywhere: the small experiments of §6.6, §7.5 and §9 are deterministic.
+
+Every sequence model here shares one interface, so the experiments can loop over them:
+    logits = model(src, tgt_in)                 # (b, n_tgt, tgt_vocab), teacher forcing
+    tokens = model.greedy_decode(src, max_len)  # (b, max_len), step by step from BOS
+    weights = model.attention_weights(src, tgt_in)  # {name: per-head weights} for §9.4
+"""
+
+import math
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+PE_KINDS = ("sinusoidal", "learned", "none")
+MODEL_KINDS = ("gru", "gru_attention", "transformer")
+
+# -----------------------------------------------------------------------------
+# primitives
+
+
+def sinusoidal_encoding(max_len: int, d_model: int, dtype=None) -> torch.Tensor:
+    """PE(pos, 2i) = sin(pos / 10000^(2i/d)), PE(pos, 2i+1) = cos(...) (§6.2), (max_len, d_model).
+
+    Computed in float64, returned in `dtype` (default: torch's default dtype).
+    """
+    if d_model % 2 != 0:
+        raise ValueError(f"sinusoidal PE needs an even d_model (sin/cos pairs), got {d_model}")
+    position = torch.arange(max_len, dtype=torch.float64)[:, None]  # (max_len, 1)
+    omega = 10000.0 ** (-torch.arange(0, d_model, 2, dtype=torch.float64) / d_model)  # (d/2,)
+    pe = torch.zeros(max_len, d_model, dtype=torch.float64)
+    pe[:, 0::2] = torch.sin(position * omega)
+    pe[:, 1::2] = torch.cos(position * omega)
+    return pe.to(dtype or torch.get_default_dtype())
+
+
+def causal_mask(n_q: int, n_k: int, device=None) -> torch.Tensor:
+    """Look-ahead mask (§8.1): True on and below the diagonal (query t may see keys 0..t)."""
+    return torch.ones(n_q, n_k, dtype=torch.bool, device=device).tril()  # (n_q, n_k)
+
+
+def check_tokens(tokens: torch.Tensor, name: str) -> None:
+    """Token batches are (b, n) with b, n > 0; say what was expected otherwise."""
+    if tokens.dim() != 2 or tokens.shape[0] == 0 or tokens.shape[1] == 0:
+        raise ValueError(
+            f"{name} must be a non-empty (batch, length) tensor of token ids; "
+            f"got shape {tuple(tokens.shape)}"
+        )
+
+
+# -----------------------------------------------------------------------------
+# blocks: attention, feed-forward, embedding + positional encoding
+
+
+class MultiHeadAttention(nn.Module):
+    """MultiHead(Q, K, V) = Concat(head_1, ..., head_h) W^O (§5.2), with
+    head_i = Attention(Q W_i^Q, K W_i^K, V W_i^V).
+
+    Parameters live like nn.MultiheadAttention's (§5.4): W^Q, W^K, W^V stacked into one
+    in_proj (3 d_model, d_model) nn.Linear, W^O in out_proj, so weights copy across one to one.
+    `scale=False` drops the 1/sqrt(d_k) on BOTH paths (exercise 9, §4).
+    """
+
+    def __init__(self, d_model: int, n_heads: int, scale: bool = True):
+        super().__init__()
+        if d_model % n_heads != 0:
+            raise ValueError(f"d_model ({d_model}) must be divisible by n_heads ({n_heads})")
+        self.d_model, self.n_heads, self.d_k = d_model, n_heads, d_model // n_heads
+        self.scale = scale
+        self.in_proj = nn.Linear(d_model, 3 * d_model)
+        self.out_proj = nn.Linear(d_model, d_model)
+        # nn.MultiheadAttention's initialisation, so our models train like PyTorch's
+        nn.init.xavier_uniform_(self.in_proj.weight)
+        nn.init.zeros_(self.in_proj.bias)
+        nn.init.zeros_(self.out_proj.bias)
+
+    def project(self, query, key, value):
+        """Q = X W^Q, K = X W^K, V = X W^V, each (b, n, d_model)."""
+        if query is key and key is value:  # self-attention: one matmul (as nn.MultiheadAttention)
+            return self.in_proj(query).chunk(3, dim=-1)
+        w_q, w_kv = self.in_proj.weight.split([self.d_model, 2 * self.d_model])
+        b_q, b_kv = self.in_proj.bias.split([self.d_model, 2 * self.d_model])
+        q = F.linear(query, w_q, b_q)
+        if key is value:  # cross-attention: K and V both read the encoder memory (§8.2)
+            return (q, *F.linear(key, w_kv, b_kv).chunk(2, dim=-1))
+        w_k, w_v = w_kv.chunk(2)
+        b_k, b_v = b_kv.chunk(2)
+        return q, F.linear(key, w_k, b_k), F.linear(value, w_v, b_v)
+
+    def forward(self, query, key, value, mask=None, need_weights=False, is_causal=False):
+        """query (b, n_q, d_model), key/value (b, n_k, d_model) -> (output, weights).
+
+        mask: 1/True = may attend, broadcastable to (b, h, n_q, n_k); every query must keep at
+        least one key (a fully masked row has no softmax). is_causal adds the look-ahead mask
+        (§8.1), without building it on the fast path. weights: (b, h, n_q, n_k) when
+        need_weights, else None.
+        """
+        b, n_q, _ = query.shape
+        n_k = key.shape[1]
+        q, k, v = self.project(query, key, value)  # (b, n, d_model) each
+        q = q.view(b, n_q, self.n_heads, self.d_k).transpose(1, 2)  # (b, h, n_q, d_k)
+        k = k.view(b, n_k, self.n_heads, self.d_k).transpose(1, 2)  # (b, h, n_k, d_k)
+        v = v.view(b, n_k, self.n_heads, self.d_k).transpose(1, 2)  # (b, h, n_k, d_k)
+        if mask is not None:
+            mask = mask.bool()
+            if is_causal:
+                mask = mask & causal_mask(n_q, n_k, query.device)
+        elif is_causal and need_weights:
+            mask = causal_mask(n_q, n_k, query.device)
+        if need_weights:
+            context, weights = self.attend(q, k, v, mask)  # (b, h, n_q, d_k), (b, h, n_q, n_k)
+        else:
+            # fused kernel, same maths; is_causal=True lets it skip the masked blocks
+            context = F.scaled_dot_product_attention(
+                q,
+                k,
+                v,
+                attn_mask=mask,
+                is_causal=is_causal and mask is None,
+                scale=None if self.scale else 1.0,  # None = SDPA's default 1/sqrt(d_k)
+            )
+            weights = None
+        context = context.transpose(1, 2).reshape(b, n_q, self.d_model)  # (b, n_q, d_model)
+        return self.out_proj(context), weights
+
+    def attend(self, q, k, v, mask):
+        """softmax(Q K^T / sqrt(d_k)) V written out, for when the weights are wanted (§3.1)."""
+        scores = q @ k.transpose(-2, -1)  # (b, h, n_q, n_k)
+        if self.scale:  # §4: keeps the scores' variance ~1 whatever d_k is
+            scores = scores / math.sqrt(self.d_k)
+        if mask is not None:  # masked before the softmax (§8.1), so its weights are exactly 0
+            scores = scores.masked_fill(~mask, float("-inf"))
+        weights = scores.softmax(dim=-1)  # (b, h, n_q, n_k), rows sum to 1
+        return weights @ v, weights  # (b, h, n_q, d_k)
+
+    def load_from_torch(self, mha: nn.MultiheadAttention) -> None:
+        """Copy an nn.MultiheadAttention's parameters (same layout, so no transpose)."""
+        with torch.no_grad():
+            self.in_proj.weight.copy_(mha.in_proj_weight)  # (3 d_model, d_model)
+            self.in_proj.bias.copy_(mha.in_proj_bias)
+            self.out_proj.weight.copy_(mha.out_proj.weight)  # (d_model, d_model)
+            self.out_proj.bias.copy_(mha.out_proj.bias)
+
+
+class FeedForward(nn.Module):
+    """FFN(x) = max(0, x W_1 + b_1) W_2 + b_2, the same MLP at every position (§7.2)."""
+
+    def __init__(self, d_model: int, d_ff: int):
+        super().__init__()
+        self.linear1 = nn.Linear(d_model, d_ff)
+        self.linear2 = nn.Linear(d_ff, d_model)
+
+    def forward(self, x):
+        return self.linear2(F.relu(self.linear1(x)))  # (b, n, d_ff) -> (b, n, d_model)
+
+
+class Embedding(nn.Module):
+    """Token embedding times emb_scale, plus a positional encoding (§6).
+
+    pe: "sinusoidal" (a fixed table, §6.2), "learned" (a (max_len, d_model) parameter, §6.5)
+    or "none" (the §6.6 ablation). emb_scale defaults to 1.0: the paper's sqrt(d_model) on
+    nn.Embedding's N(0, 1) init drowns the PE (norms 65.7 vs 5.66, §6.6).
+    """
+
+    def __init__(self, vocab_size, d_model, pe="sinusoidal", max_len=256, emb_scale=1.0):
+        super().__init__()
+        if pe not in PE_KINDS:
+            raise ValueError(f"unknown positional encoding {pe!r}; expected one of {PE_KINDS}")
+        self.token = nn.Embedding(vocab_size, d_model)  # N(0, 1) init, PyTorch's default
+        self.pe_kind, self.max_len, self.emb_scale = pe, max_len, emb_scale
+        if pe == "sinusoidal":  # a buffer: moves with .to(), is not trained, not saved
+            self.register_buffer("pe", sinusoidal_encoding(max_len, d_model), persistent=False)
+        elif pe == "learned":  # initialised like nn.Embedding: distinct random codes at start
+            self.pe = nn.Parameter(torch.randn(max_len, d_model))
+        else:
+            self.pe = None
+
+    def forward(self, tokens):
+        n = tokens.shape[1]
+        x = self.token(tokens)  # (b, n, d_model)
+        if self.emb_scale != 1.0:
+            x = x * self.emb_scale
+        if self.pe is None:
+            return x
+        if n > self.max_len:
+            raise ValueError(
+                f"sequence length {n} exceeds max_len {self.max_len} "
+                "of the positional-encoding table"
+            )
+        return x + self.pe[:n]  # (b, n, d_model) + (n, d_model)
+
+
+# -----------------------------------------------------------------------------
+# layers
+
+
+class EncoderLayer(nn.Module):
+    """Self-attention and FFN sublayers, each with a residual and a LayerNorm (§7.1).
+
+    Post-LN (norm_first=False, the paper's and PyTorch's default): x = LN(x + Sublayer(x)).
+    Pre-LN (norm_first=True, §7.5): x = x + Sublayer(LN(x)).
+    """
+
+    def __init__(self, d_model, n_heads, d_ff, norm_first=False, scale=True):
+        super().__init__()
+        self.norm_first = norm_first
+        self.self_attn = MultiHeadAttention(d_model, n_heads, scale)
+        self.ffn = FeedForward(d_model, d_ff)
+        self.norm1 = nn.LayerNorm(d_model)
+        self.norm2 = nn.LayerNorm(d_model)
+
+    def forward(self, x, mask=None, attn_weights=None):
+        """x (b, n, d_model) -> (b, n, d_model). A dict passed as attn_weights receives the
+        per-head weights (b, h, n, n) under "self_attn"."""
+        if self.norm_first:
+            x = x + self.attend(self.norm1(x), mask, attn_weights)
+            return x + self.ffn(self.norm2(x))
+        x = self.norm1(x + self.attend(x, mask, attn_weights))
+        return self.norm2(x + self.ffn(x))
+
+    def attend(self, x, mask, attn_weights):
+        out, weights = self.self_attn(x, x, x, mask, need_weights=attn_weights is not None)
+        if attn_weights is not None:
+            attn_weights["self_attn"] = weights
+        return out
+
+    def load_from_torch(self, layer: nn.TransformerEncoderLayer) -> None:
+        """Copy an nn.TransformerEncoderLayer (same parameter names apart from self_attn)."""
+        self.self_attn.load_from_torch(layer.self_attn)
+        copy_ffn_and_norms(self, layer, ("norm1", "norm2"))
+
+
+class DecoderLayer(nn.Module):
+    """Masked self-attention, cross-attention on the encoder memory, FFN (§8.2).
+
+    Q of the cross-attention comes from the decoder, K and V from the memory. Same Post-LN /
+    Pre-LN placement as EncoderLayer.
+    """
+
+    def __init__(self, d_model, n_heads, d_ff, norm_first=False, scale=True):
+        super().__init__()
+        self.norm_first = norm_first
+        self.self_attn = MultiHeadAttention(d_model, n_heads, scale)
+        self.cross_attn = MultiHeadAttention(d_model, n_heads, scale)
+        self.ffn = FeedForward(d_model, d_ff)
+        self.norm1 = nn.LayerNorm(d_model)
+        self.norm2 = nn.LayerNorm(d_model)
+        self.norm3 = nn.LayerNorm(d_model)
+
+    def forward(
+        self, x, memory, self_mask=None, memory_mask=None, is_causal=True, attn_weights=None
+    ):
+        """x (b, n_tgt, d_model), memory (b, n_src, d_model) -> (b, n_tgt, d_model).
+
+        is_causal applies the look-ahead mask (§8.1), ANDed with self_mask if given (§8.3).
+        A dict passed as attn_weights receives "self_attn" and "cross_attn" weights.
+        """
+        need = attn_weights is not None
+        if self.norm_first:
+            y = self.norm1(x)
+            out, w_self = self.self_attn(y, y, y, self_mask, need, is_causal)
+            x = x + out
+            out, w_cross = self.cross_attn(self.norm2(x), memory, memory, memory_mask, need)
+            x = x + out
+            x = x + self.ffn(self.norm3(x))
+        else:
+            out, w_self = self.self_attn(x, x, x, self_mask, need, is_causal)
+            x = self.norm1(x + out)
+            out, w_cross = self.cross_attn(x, memory, memory, memory_mask, need)
+            x = self.norm2(x + out)
+            x = self.norm3(x + self.ffn(x))
+        if need:
+            attn_weights.update(self_attn=w_self, cross_attn=w_cross)
+        return x
+
+    def load_from_torch(self, layer: nn.TransformerDecoderLayer) -> None:
+        """Copy an nn.TransformerDecoderLayer (its multihead_attn is our cross_attn)."""
+        self.self_attn.load_from_torch(layer.self_attn)
+        self.cross_attn.load_from_torch(layer.multihead_attn)
+        copy_ffn_and_norms(self, layer, ("norm1", "norm2", "norm3"))
+
+
+def copy_ffn_and_norms(ours: nn.Module, theirs: nn.Module, norms) -> None:
+    """PyTorch's layers keep linear1/linear2 on the layer; ours keep them in .ffn."""
+    with torch.no_grad():
+        for name in ("linear1", "linear2"):
+            getattr(ours.ffn, name).weight.copy_(getattr(theirs, name).weight)  # (out, in)
+            getattr(ours.ffn, name).bias.copy_(getattr(theirs, name).bias)
+        for name in norms:
+            getattr(ours, name).weight.copy_(getattr(theirs, name).weight)
+            getattr(ours, name).bias.copy_(getattr(theirs, name).bias)
+
+
+# -----------------------------------------------------------------------------
+# stacks
+
+
+class Encoder(nn.Module):
+    """Embedding + PE, n_layers encoder layers, and a final LayerNorm when norm_first.
+
+    Pre-LN leaves the residual stream un-normalised, hence the final norm (§7.5, as GPT-2).
+    Post-LN already ends on a LayerNorm, so we add none (nn.Transformer always adds one).
+    """
+
+    def __init__(
+        self,
+        vocab_size,
+        n_layers,
+        d_model,
+        n_heads,
+        d_ff,
+        pe,
+        emb_scale,
+        max_len,
+        norm_first,
+        scale,
+    ):
+        super().__init__()
+        self.embed = Embedding(vocab_size, d_model, pe, max_len, emb_scale)
+        self.layers = nn.ModuleList(
+            EncoderLayer(d_model, n_heads, d_ff, norm_first, scale) for _ in range(n_layers)
+        )
+        self.norm = nn.LayerNorm(d_model) if norm_first else nn.Identity()
+
+    def forward(self, tokens, attn_weights=None):
+        """tokens (b, n) -> (b, n, d_model); attn_weights collects "encoder.{i}.self_attn"."""
+        x = self.embed(tokens)  # (b, n, d_model)
+        for i, layer in enumerate(self.layers):
+            record = None if attn_weights is None else {}
+            x = layer(x, attn_weights=record)
+            collect(attn_weights, record, f"encoder.{i}")
+        return self.norm(x)
+
+
+class Decoder(nn.Module):
+    """Embedding + PE, n_layers decoder layers, final LayerNorm when norm_first (see Encoder)."""
+
+    def __init__(
+        self,
+        vocab_size,
+        n_layers,
+        d_model,
+        n_heads,
+        d_ff,
+        pe,
+        emb_scale,
+        max_len,
+        norm_first,
+        scale,
+    ):
+        super().__init__()
+        self.embed = Embedding(vocab_size, d_model, pe, max_len, emb_scale)
+        self.layers = nn.ModuleList(
+            DecoderLayer(d_model, n_heads, d_ff, norm_first, scale) for _ in range(n_layers)
+        )
+        self.norm = nn.LayerNorm(d_model) if norm_first else nn.Identity()
+
+    def forward(self, tokens, memory, attn_weights=None):
+        """tokens (b, n_tgt), memory (b, n_src, d_model) -> (b, n_tgt, d_model)."""
+        x = self.embed(tokens)  # (b, n_tgt, d_model)
+        for i, layer in enumerate(self.layers):
+            record = None if attn_weights is None else {}
+            x = layer(x, memory, attn_weights=record)
+            collect(attn_weights, record, f"decoder.{i}")
+        return self.norm(x)
+
+
+def collect(attn_weights, record, prefix) -> None:
+    """Move one layer's {"self_attn": w, ...} into the model's dict as "{prefix}.self_attn"."""
+    if attn_weights is not None:
+        attn_weights.update({f"{prefix}.{name}": w for name, w in record.items()})
+
+
+# -----------------------------------------------------------------------------
+# models
+
+
+class Transformer(nn.Module):
+    """The encoder-decoder of §8.5, small: source and target embeddings are not shared, and
+    the output layer is not tied to them (the paper ties all three)."""
+
+    def __init__(
+        self,
+        src_vocab,
+        tgt_vocab,
+        *,
+        d_model=64,
+        n_heads=4,
+        d_ff=256,
+        n_enc_layers=1,
+        n_dec_layers=1,
+        pe="sinusoidal",
+        emb_scale=1.0,
+        max_len=256,
+        norm_first=False,
+        scale=True,
+    ):
+        super().__init__()
+        sizes = dict(
+            d_model=d_model,
+            n_heads=n_heads,
+            d_ff=d_ff,
+            pe=pe,
+            emb_scale=emb_scale,
+            max_len=max_len,
+            norm_first=norm_first,
+            scale=scale,
+        )
+        self.encoder = Encoder(src_vocab, n_enc_layers, **sizes)
+        self.decoder = Decoder(tgt_vocab, n_dec_layers, **sizes)
+        self.out = nn.Linear(d_model, tgt_vocab)
+
+    def forward(self, src, tgt_in):
+        """src (b, n_src), tgt_in (b, n_tgt) = [BOS, y_1, ...] -> logits (b, n_tgt, tgt_vocab).
+
+        Teacher forcing: all target positions at once under the look-ahead mask (§8.4).
+        """
+        check_tokens(src, "src")
+        check_tokens(tgt_in, "tgt_in")
+        return self.out(self.decoder(tgt_in, self.encoder(src)))
+
+    def attention_weights(self, src, tgt_in) -> dict[str, torch.Tensor]:
+        """Per-head weights (b, h, n_q, n_k) of every attention block, keyed like
+        "encoder.0.self_attn", "decoder.0.self_attn", "decoder.0.cross_attn" (§9.4)."""
+        check_tokens(src, "src")
+        check_tokens(tgt_in, "tgt_in")
+        weights = {}
+        with torch.no_grad():
+            self.decoder(tgt_in, self.encoder(src, weights), weights)
+        return weights
+
+    @torch.no_grad()
+    def greedy_decode(self, src, max_len, bos_id=1):
+        """Autoregressive greedy decoding from BOS (§8.4): the prefix grows by the argmax
+        token, max_len steps, no early stop at EOS, no KV cache -> (b, max_len) tokens."""
+        check_tokens(src, "src")
+        memory = self.encoder(src)  # (b, n_src, d_model), computed once
+        tokens = src.new_full((src.shape[0], 1), bos_id)  # (b, 1)
+        for _ in range(max_len):
+            logits = self.out(self.decoder(tokens, memory)[:, -1])  # (b, tgt_vocab)
+            tokens = torch.cat([tokens, logits.argmax(-1, keepdim=True)], dim=1)  # (b, t + 1)
+        return tokens[:, 1:]  # (b, max_len)
+
+
+class EncoderClassifier(nn.Module):
+    """An encoder-only stack with a per-position classifier head (§7.5 in-place reversal)."""
+
+    def __init__(
+        self,
+        vocab_size,
+        n_classes,
+        *,
+        n_layers=6,
+        d_model=64,
+        n_heads=4,
+        d_ff=256,
+        pe="sinusoidal",
+        emb_scale=1.0,
+        max_len=256,
+        norm_first=False,
+        scale=True,
+    ):
+        super().__init__()
+        self.encoder = Encoder(
+            vocab_size, n_layers, d_model, n_heads, d_ff, pe, emb_scale, max_len, norm_first, scale
+        )
+        self.out = nn.Linear(d_model, n_classes)
+
+    def forward(self, tokens):
+        """tokens (b, n) -> logits (b, n, n_classes)."""
+        check_tokens(tokens, "tokens")
+        return self.out(self.encoder(tokens))
+
+
+class GRUSeq2Seq(nn.Module):
+    """GRU encoder-decoder (Cho 2014), optionally with Luong's attention (§9.1, §9.6).
+
+    The encoder is a unidirectional single-layer GRU; its last state starts the decoder GRU.
+    With attention=True, Luong's "general" score h_t^T W_a h_s over the encoder states, the
+    context c_t = sum_s a_ts h_s, and the attentional state h~_t = tanh(W_c [c_t; h_t]) feed
+    the output layer. No input feeding (Luong §3.3): the decoder GRU then runs over the whole
+    target in one nn.GRU call during training, and step by step in greedy_decode.
+    """
+
+    def __init__(self, src_vocab, tgt_vocab, *, emb_dim=64, hidden=128, attention=False):
+        super().__init__()
+        self.src_embed = nn.Embedding(src_vocab, emb_dim)
+        self.tgt_embed = nn.Embedding(tgt_vocab, emb_dim)
+        self.encoder = nn.GRU(emb_dim, hidden, batch_first=True)
+        self.decoder = nn.GRU(emb_dim, hidden, batch_first=True)
+        self.attention = attention
+        if attention:
+            self.score = nn.Linear(hidden, hidden, bias=False)  # W_a of the "general" score
+            self.combine = nn.Linear(2 * hidden, hidden)  # W_c
+        self.out = nn.Linear(hidden, tgt_vocab)
+
+    def encode(self, src):
+        states, last = self.encoder(self.src_embed(src))  # (b, n_src, hidden), (1, b, hidden)
+        keys = self.score(states) if self.attention else None  # W_a h_s, once per source
+        return states, keys, last
+
+    def readout(self, dec_states, enc_states, keys):
+        """Decoder states (b, n_tgt, hidden) -> logits (b, n_tgt, tgt_vocab), attention weights."""
+        if not self.attention:
+            return self.out(dec_states), None
+        scores = dec_states @ keys.transpose(1, 2)  # (b, n_tgt, n_src)
+        weights = scores.softmax(dim=-1)  # (b, n_tgt, n_src)
+        context = weights @ enc_states  # (b, n_tgt, hidden)
+        attended = torch.tanh(self.combine(torch.cat([context, dec_states], dim=-1)))
+        return self.out(attended), weights  # (b, n_tgt, tgt_vocab)
+
+    def forward(self, src, tgt_in):
+        """src (b, n_src), tgt_in (b, n_tgt) -> logits (b, n_tgt, tgt_vocab) (teacher forcing)."""
+        check_tokens(src, "src")
+        check_tokens(tgt_in, "tgt_in")
+        enc_states, keys, last = self.encode(src)
+        dec_states, _ = self.decoder(self.tgt_embed(tgt_in), last)  # (b, n_tgt, hidden)
+        return self.readout(dec_states, enc_states, keys)[0]
+
+    def attention_weights(self, src, tgt_in) -> dict[str, torch.Tensor]:
+        """{"cross_attn": (b, n_tgt, n_src)} for the attention model, {} without attention."""
+        check_tokens(src, "src")
+        check_tokens(tgt_in, "tgt_in")
+        if not self.attention:
+            return {}
+        with torch.no_grad():
+            enc_states, keys, last = self.encode(src)
+            dec_states, _ = self.decoder(self.tgt_embed(tgt_in), last)
+            return {"cross_attn": self.readout(dec_states, enc_states, keys)[1]}
+
+    @torch.no_grad()
+    def greedy_decode(self, src, max_len, bos_id=1):
+        """Greedy decoding from BOS, one GRU step at a time -> (b, max_len) tokens."""
+        check_tokens(src, "src")
+        enc_states, keys, state = self.encode(src)
+        token = src.new_full((src.shape[0], 1), bos_id)  # (b, 1)
+        tokens = []
+        for _ in range(max_len):
+            dec_state, state = self.decoder(self.tgt_embed(token), state)  # (b, 1, hidden)
+            logits = self.readout(dec_state, enc_states, keys)[0]  # (b, 1, tgt_vocab)
+            token = logits.argmax(-1)  # (b, 1)
+            tokens.append(token)
+        return torch.cat(tokens, dim=1)  # (b, max_len)
+
+
+# -----------------------------------------------------------------------------
+# factory and counting
+
+
+def build_model(kind: str, *, src_vocab: int, tgt_vocab: int, **sizes) -> nn.Module:
+    """ "gru" | "gru_attention" -> GRUSeq2Seq, "transformer" -> Transformer; sizes go through."""
+    if kind == "gru":
+        return GRUSeq2Seq(src_vocab, tgt_vocab, attention=False, **sizes)
+    if kind == "gru_attention":
+        return GRUSeq2Seq(src_vocab, tgt_vocab, attention=True, **sizes)
+    if kind == "transformer":
+        return Transformer(src_vocab, tgt_vocab, **sizes)
+    raise ValueError(f"unknown model kind {kind!r}; expected one of {MODEL_KINDS}")
+
+
+def count_parameters(model: nn.Module) -> int:
+    """Trainable parameters (the sinusoidal PE is a buffer, so it does not count)."""
+    return sum(p.numel() for p in model.parameters() if p.requires_grad)

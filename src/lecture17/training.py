@@ -1,0 +1,368 @@
+"""Synthetic tasks, the training loop, and greedy-decoding evaluation (§4.4, §6.6, §7.5, §9).
+
+Three tasks, all generated fresh at every step from a seeded torch.Generator (§0.5, §9.1):
+- ReversalTask (§9.1, demos 03.5 and 05): L random symbols in, the same symbols reversed out,
+  then EOS; an encoder-decoder trained with teacher forcing, evaluated by greedy decoding.
+- InplaceReversalTask (§7.5, demo 04.3): an encoder-only classifier outputs, at position i,
+  the input at position L-1-i (chance 0.1).
+- LookupTask (§4.4, demo 02.3): 16 (key, value) pairs and a query key; answer the value
+  paired with it (chance 1/16), with one layer of single-head attention (LookupAttention).
+
+Vocabulary of the reversal tasks: PAD 0, BOS 1, EOS 2, symbols 3..12 (10 symbols).
+
+Evaluation (§8.4): seq2seq models are scored on what greedy decoding from BOS produces, never
+on teacher-forced predictions. Per-token accuracy counts the L symbols AND the final EOS, so
+L + 1 outputs per sequence: this is the only reading under which the lecture's chance level
+0.153 = (16 * 0.1 + 1) / 17 at L = 16 comes out (reading aid, flag F01). symbol_accuracy
+counts the L symbols only (chance 0.1); a sequence is right when all L + 1 outputs are.
+
+Test sets: n_test new samples from a separate generator seeded with seed + 10_000, a stream
+apart from the training batches (generator seeded with seed) and fixed for every evaluation.
+"""
+
+import math
+import statistics
+import time
+from collections.abc import Callable
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+import pandas as pd
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+PAD, BOS, EOS = 0, 1, 2
+FIRST_SYMBOL, N_SYMBOLS = 3, 10
+VOCAB_SIZE = FIRST_SYMBOL + N_SYMBOLS  # 13
+TEST_SEED_OFFSET = 10_000
+OPTIMIZERS = ("adam", "sgd")
+
+# -----------------------------------------------------------------------------
+# data
+
+
+def random_symbols(generator: torch.Generator, batch: int, L: int) -> torch.Tensor:
+    """(batch, L) symbols drawn uniformly from the 10 symbols 3..12."""
+    if batch <= 0 or L <= 0:
+        raise ValueError(f"batch and L must be positive, got batch={batch}, L={L}")
+    high = FIRST_SYMBOL + N_SYMBOLS
+    return torch.randint(FIRST_SYMBOL, high, (batch, L), generator=generator)
+
+
+def reversal_batch(generator: torch.Generator, batch: int, L: int):
+    """§9.1: src (b, L); tgt_in (b, L+1) = [BOS, reversed]; tgt_out (b, L+1) = [reversed, EOS]."""
+    src = random_symbols(generator, batch, L)  # (b, L)
+    reversed_ = src.flip(1)  # (b, L)
+    bos = torch.full((batch, 1), BOS)
+    eos = torch.full((batch, 1), EOS)
+    return src, torch.cat([bos, reversed_], 1), torch.cat([reversed_, eos], 1)  # (b, L+1) x2
+
+
+def inplace_reversal_batch(generator: torch.Generator, batch: int, L: int):
+    """§7.5: tokens (b, L) and targets (b, L) with targets[:, i] = tokens[:, L-1-i]."""
+    tokens = random_symbols(generator, batch, L)
+    return tokens, tokens.flip(1)
+
+
+def lookup_batch(generator: torch.Generator, batch: int, n_pairs: int, d_model: int):
+    """§4.4: n_pairs random keys with N(0, 1) components, values a permutation of 0..n_pairs-1
+    (each value once, so chance is exactly 1 / n_pairs).
+
+    Returns query (b, d_model) = one of the sample's keys, keys (b, n_pairs, d_model),
+    values (b, n_pairs) and target (b,) = the value paired with the query key.
+    """
+    keys = torch.randn(batch, n_pairs, d_model, generator=generator)  # (b, n_pairs, d_model)
+    values = torch.rand(batch, n_pairs, generator=generator).argsort(dim=1)  # (b, n_pairs)
+    which = torch.randint(0, n_pairs, (batch,), generator=generator)  # (b,)
+    rows = torch.arange(batch)
+    return keys[rows, which], keys, values, values[rows, which]
+
+
+# -----------------------------------------------------------------------------
+# the lookup model (§4.4)
+
+
+class LookupAttention(nn.Module):
+    """One layer of single-head attention that looks a value up by its key (§4.4, demo 02.3).
+
+    scores_j = (x_q W^Q) . (k_j W^K) [/ sqrt(d_k)], a = softmax(scores), and the read-out is
+    the attention-weighted one-hot value o = sum_j a_j onehot(v_j): o is the answer's logits,
+    right exactly when the matching pair gets the most weight. The loss reaches the scores
+    through the softmax Jacobian diag(a) - a a^T, the path that saturation closes (§4.3).
+    (Taking log o instead would cancel the softmax and hide the effect of the scale.)
+    W^Q, W^K ~ N(0, 1/d_model), so q and k components have variance ~1, as §4.2 assumes.
+    """
+
+    def __init__(self, d_model: int, d_k: int, scale: bool = True):
+        super().__init__()
+        self.d_k, self.scale = d_k, scale
+        self.W_q = nn.Parameter(torch.randn(d_model, d_k) / math.sqrt(d_model))  # rows = tokens
+        self.W_k = nn.Parameter(torch.randn(d_model, d_k) / math.sqrt(d_model))
+
+    def forward(self, query, keys, values):
+        """query (b, d_model), keys (b, n, d_model), values (b, n) -> logits (b, n values)."""
+        q = query @ self.W_q  # (b, d_k)
+        k = keys @ self.W_k  # (b, n, d_k)
+        scores = (k @ q[:, :, None])[:, :, 0]  # (b, n)
+        if self.scale:  # §4.3: without it the softmax saturates as d_k grows
+            scores = scores / math.sqrt(self.d_k)
+        weights = scores.softmax(dim=-1)  # (b, n)
+        return torch.zeros_like(weights).scatter_(1, values, weights)  # (b, n values)
+
+
+# -----------------------------------------------------------------------------
+# evaluation (§8.4: greedy decoding only)
+
+
+def greedy_accuracy(model: nn.Module, src, tgt_out) -> dict:
+    """Decode greedily from BOS for tgt_out's length (L + 1) and compare with tgt_out.
+
+    token_accuracy: the L symbols and the EOS (flag F01); symbol_accuracy: the L symbols;
+    sequence_accuracy: all L + 1 outputs right; position_accuracy: one value per output
+    position t = 0..L (0-based; position t copies source position L-1-t, §9.4).
+    """
+    predicted = model.greedy_decode(src, tgt_out.shape[1], bos_id=BOS)  # (b, L+1)
+    correct = (predicted == tgt_out).double()  # (b, L+1)
+    return {
+        "token_accuracy": correct.mean().item(),
+        "symbol_accuracy": correct[:, :-1].mean().item(),
+        "sequence_accuracy": correct.min(dim=1).values.mean().item(),
+        "position_accuracy": correct.mean(dim=0).tolist(),
+    }
+
+
+def classifier_accuracy(model: nn.Module, tokens, targets) -> dict:
+    """Per-position classifier (§7.5): accuracy over all positions, whole sequences, by position."""
+    with torch.no_grad():
+        correct = (model(tokens).argmax(-1) == targets).double()  # (b, L)
+    return {
+        "accuracy": correct.mean().item(),
+        "sequence_accuracy": correct.min(dim=1).values.mean().item(),
+        "position_accuracy": correct.mean(dim=0).tolist(),
+    }
+
+
+# -----------------------------------------------------------------------------
+# tasks: how to sample, what loss to train on, how to evaluate
+
+
+@dataclass(frozen=True)
+class ReversalTask:
+    """§9.1: reverse L symbols; teacher-forced cross-entropy over the L + 1 outputs."""
+
+    length: int
+
+    def sample(self, generator, batch_size):
+        return reversal_batch(generator, batch_size, self.length)
+
+    def loss(self, model, batch):
+        src, tgt_in, tgt_out = batch
+        logits = model(src, tgt_in)  # (b, L+1, vocab), all positions at once (§8.4)
+        return F.cross_entropy(logits.flatten(0, 1), tgt_out.flatten())
+
+    def evaluate(self, model, batch):
+        src, _, tgt_out = batch
+        return greedy_accuracy(model, src, tgt_out)
+
+
+@dataclass(frozen=True)
+class InplaceReversalTask:
+    """§7.5: position i outputs the input at L-1-i (encoder-only, chance 0.1)."""
+
+    length: int
+
+    def sample(self, generator, batch_size):
+        return inplace_reversal_batch(generator, batch_size, self.length)
+
+    def loss(self, model, batch):
+        tokens, targets = batch
+        return F.cross_entropy(model(tokens).flatten(0, 1), targets.flatten())
+
+    def evaluate(self, model, batch):
+        return classifier_accuracy(model, *batch)
+
+
+@dataclass(frozen=True)
+class LookupTask:
+    """§4.4: n_pairs (key, value) pairs and a query key; chance 1 / n_pairs."""
+
+    n_pairs: int
+    d_model: int
+
+    def sample(self, generator, batch_size):
+        return lookup_batch(generator, batch_size, self.n_pairs, self.d_model)
+
+    def loss(self, model, batch):
+        query, keys, values, target = batch
+        return F.cross_entropy(model(query, keys, values), target)
+
+    def evaluate(self, model, batch):
+        query, keys, values, target = batch
+        with torch.no_grad():
+            predicted = model(query, keys, values).argmax(-1)  # (b,)
+        return {"accuracy": (predicted == target).double().mean().item()}
+
+
+def evaluation_set(task, seed: int, n_test: int = 500):
+    """The fixed test set of a task and seed: n_test samples from seed + 10_000."""
+    return task.sample(torch.Generator().manual_seed(seed + TEST_SEED_OFFSET), n_test)
+
+
+# -----------------------------------------------------------------------------
+# training
+
+
+@contextmanager
+def single_thread():
+    """torch.set_num_threads(1) for the lecture's determinism (§0.5), restored afterwards."""
+    previous = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(previous)
+
+
+def make_optimizer(name: str, params, lr: float) -> torch.optim.Optimizer:
+    """Adam (PyTorch's defaults, fused kernel) or plain SGD (no momentum)."""
+    if name == "adam":
+        return torch.optim.Adam(params, lr=lr, fused=True)  # one kernel for all parameters
+    if name == "sgd":
+        return torch.optim.SGD(params, lr=lr)
+    raise ValueError(f"unknown optimizer {name!r}; expected one of {OPTIMIZERS}")
+
+
+def warmup_lr(lr: float, step: int, warmup: int) -> float:
+    """Linear warmup (§7.5): lr * min(1, (step + 1) / warmup), step counted from 0."""
+    return lr * min(1.0, (step + 1) / warmup) if warmup > 0 else lr
+
+
+@dataclass
+class TrainResult:
+    """What train() returns. history: one {"step", "lr", "loss"} per step (step = 1..steps,
+    the number of updates done); evaluations: {"step", metrics...} at every eval_every steps
+    and at the end; ms_per_step: median wall time of one step (forward, backward, optimizer
+    step), single-threaded — machine-dependent."""
+
+    model: nn.Module
+    history: list[dict] = field(default_factory=list)
+    evaluations: list[dict] = field(default_factory=list)
+    ms_per_step: float = math.nan
+
+    @property
+    def final(self) -> dict:
+        return self.evaluations[-1]
+
+
+def train(
+    make_model: Callable[[], nn.Module],
+    task,
+    *,
+    steps: int,
+    lr: float,
+    seed: int,
+    optimizer: str = "adam",
+    warmup: int = 0,
+    batch_size: int = 64,
+    eval_every: int | None = None,
+    n_test: int = 500,
+) -> TrainResult:
+    """Build a model under torch.manual_seed(seed) and train it on fresh batches of `task`.
+
+    Training batches come from torch.Generator().manual_seed(seed), the test set from
+    seed + 10_000 (evaluation_set). The same arguments give the same history on the same machine.
+    """
+    if steps <= 0 or batch_size <= 0:
+        raise ValueError(f"steps and batch_size must be positive, got {steps}, {batch_size}")
+    if eval_every is not None and eval_every <= 0:
+        raise ValueError(f"eval_every must be positive or None, got {eval_every}")
+    with single_thread():
+        torch.manual_seed(seed)  # the model's initialisation
+        model = make_model()
+        opt = make_optimizer(optimizer, model.parameters(), lr)
+        data = torch.Generator().manual_seed(seed)
+        test = evaluation_set(task, seed, n_test)
+        result, times = TrainResult(model), []
+        for step in range(steps):
+            for group in opt.param_groups:
+                group["lr"] = warmup_lr(lr, step, warmup)
+            batch = task.sample(data, batch_size)
+            start = time.perf_counter()
+            loss = task.loss(model, batch)
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            opt.step()
+            times.append(time.perf_counter() - start)
+            done = step + 1
+            result.history.append(
+                {"step": done, "lr": opt.param_groups[0]["lr"], "loss": loss.item()}
+            )
+            if done == steps or (eval_every is not None and done % eval_every == 0):
+                result.evaluations.append({"step": done, **task.evaluate(model, test)})
+        result.ms_per_step = 1e3 * statistics.median(times)
+    return result
+
+
+# -----------------------------------------------------------------------------
+# what the attention learned (§9.4, demo 05.3)
+
+
+def mirror_weight(weights: torch.Tensor) -> torch.Tensor:
+    """Cross-attention (b, h, n_tgt, L): mean weight of output step t on source L-1-t, per head.
+
+    Only the L steps that copy a symbol (t < L); the EOS step has no mirror position.
+    """
+    L = weights.shape[-1]
+    t = torch.arange(L)
+    return weights[:, :, t, L - 1 - t].mean(dim=(0, 2))  # (h,)
+
+
+def mirror_offset_share(weights: torch.Tensor, offset: int) -> torch.Tensor:
+    """Share of output steps t < L whose argmax source position is mirror + offset, per head."""
+    L = weights.shape[-1]
+    mirror = L - 1 - torch.arange(L)  # (L,)
+    argmax = weights[:, :, :L].argmax(dim=-1)  # (b, h, L)
+    return (argmax == mirror + offset).double().mean(dim=(0, 2))  # (h,)
+
+
+def attention_entropy(weights: torch.Tensor) -> torch.Tensor:
+    """Mean entropy -sum_j w_j ln w_j of the rows of (b, h, n_q, n_k), per head (0 ln 0 = 0)."""
+    return torch.special.entr(weights).sum(dim=-1).mean(dim=(0, 2))  # (h,)
+
+
+def bos_weight(weights: torch.Tensor) -> torch.Tensor:
+    """Decoder self-attention (b, h, n, n): mean weight on BOS (key 0), per head."""
+    return weights[..., 0].mean(dim=(0, 2))  # (h,)
+
+
+def attention_statistics(model: nn.Module, src: torch.Tensor) -> pd.DataFrame:
+    """§9.4 on the weights seen while greedy-decoding src: one row per (block, head, quantity).
+
+    The weights are those of the parallel pass over [BOS, decoded prefix], which equal the
+    step-by-step ones under the look-ahead mask (§8.4). Quantities, per head (1-based):
+    cross-attention (steps t < L): mirror_weight, entropy, argmax_at_mirror{-1,+0,+1};
+    decoder self-attention (queries t >= 1; query 0 can only see BOS): bos_weight, entropy;
+    encoder self-attention: entropy. The GRU's single attention counts as one head.
+    """
+    L = src.shape[1]
+    decoded = model.greedy_decode(src, L + 1, bos_id=BOS)  # (b, L+1)
+    tgt_in = torch.cat([torch.full((src.shape[0], 1), BOS), decoded[:, :-1]], dim=1)
+    rows = []
+    for block, weights in model.attention_weights(src, tgt_in).items():
+        if weights.dim() == 3:  # GRU: (b, n_tgt, n_src) -> one head
+            weights = weights[:, None]
+        if block.endswith("cross_attn"):
+            weights = weights[:, :, :L]  # (b, h, L, L): the steps that copy a symbol
+            stats = {"mirror_weight": mirror_weight(weights), "entropy": attention_entropy(weights)}
+            for k in (-1, 0, 1):
+                stats[f"argmax_at_mirror{k:+d}"] = mirror_offset_share(weights, k)
+        elif block.startswith("decoder"):
+            weights = weights[:, :, 1:]  # (b, h, L, L+1)
+            stats = {"bos_weight": bos_weight(weights), "entropy": attention_entropy(weights)}
+        else:
+            stats = {"entropy": attention_entropy(weights)}
+        for quantity, per_head in stats.items():
+            for head, value in enumerate(per_head.tolist(), start=1):
+                rows.append({"block": block, "head": head, "quantity": quantity, "value": value})
+    return pd.DataFrame(rows, columns=["block", "head", "quantity", "value"])

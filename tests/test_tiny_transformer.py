@@ -1,0 +1,470 @@
+"""tiny_transformer against PyTorch's modules and attention_numpy (float64), and its properties.
+
+Parameters are randomised (biases and LayerNorm weights too: PyTorch initialises them to 0
+and 1, which would hide a bias bug) and copied with load_from_torch / the numpy converters.
+"""
+
+import math
+
+import pytest
+import torch
+from torch import nn
+
+from lecture17 import attention_numpy as an
+from lecture17 import tiny_transformer as tt
+
+torch.set_num_threads(1)  # §0.5: single-threaded, like the lecture
+
+ATOL = 1e-12  # float64 against float64; the lecture quotes ~1e-15 (§5.4, §7.4, §8.2)
+SEEDS = [0, 1, 2]
+D_MODEL, N_HEADS, D_FF = 16, 4, 32
+BOS = 1
+
+
+def assert_close(actual, expected, atol=ATOL):
+    torch.testing.assert_close(actual, expected, rtol=0.0, atol=atol)
+
+
+def randomise_(module, seed, scale=0.5):
+    """Overwrite every parameter with uniform(-scale, scale) noise from a seeded generator."""
+    gen = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for p in module.parameters():
+            p.copy_((torch.rand(p.shape, generator=gen, dtype=p.dtype) * 2 - 1) * scale)
+    return module
+
+
+def randn(seed, *shape):
+    return torch.randn(*shape, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
+
+
+def padding_mask(seed, b, n):
+    """(b, n) True = real token; every row keeps its first token (a fully masked row is nan)."""
+    lengths = torch.randint(1, n + 1, (b,), generator=torch.Generator().manual_seed(seed))
+    return torch.arange(n) < lengths[:, None]
+
+
+def torch_mha(seed):
+    mha = nn.MultiheadAttention(D_MODEL, N_HEADS, batch_first=True, dtype=torch.float64)
+    return randomise_(mha, seed).eval()
+
+
+def our_mha(theirs, scale=True):
+    ours = tt.MultiHeadAttention(D_MODEL, N_HEADS, scale=scale).double()
+    ours.load_from_torch(theirs)
+    return ours
+
+
+def torch_layer(kind, seed, norm_first):
+    cls = nn.TransformerEncoderLayer if kind == "encoder" else nn.TransformerDecoderLayer
+    layer = cls(
+        D_MODEL,
+        N_HEADS,
+        D_FF,
+        dropout=0.0,
+        batch_first=True,
+        norm_first=norm_first,
+        dtype=torch.float64,
+    )
+    return randomise_(layer, seed).eval()
+
+
+def our_layer(kind, theirs, norm_first):
+    cls = tt.EncoderLayer if kind == "encoder" else tt.DecoderLayer
+    ours = cls(D_MODEL, N_HEADS, D_FF, norm_first=norm_first).double()
+    ours.load_from_torch(theirs)
+    return ours
+
+
+# -----------------------------------------------------------------------------
+# MultiHeadAttention vs nn.MultiheadAttention (§5.4, demo 02.4)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("need_weights", [False, True])
+def test_self_attention_matches_nn_multihead_attention(seed, need_weights):
+    theirs = torch_mha(seed)
+    ours = our_mha(theirs)
+    x = randn(seed, 3, 7, D_MODEL)
+    keep = padding_mask(seed, 3, 7)  # our convention: True = may attend
+    out, weights = ours(x, x, x, mask=keep[:, None, None, :], need_weights=need_weights)
+    # nn.MultiheadAttention's boolean mask is the opposite: True = ignore (§12 pitfall 7)
+    expected, expected_weights = theirs(x, x, x, key_padding_mask=~keep, average_attn_weights=False)
+    assert out.shape == (3, 7, D_MODEL)
+    assert_close(out, expected)
+    if need_weights:
+        assert weights.shape == (3, N_HEADS, 7, 7)
+        assert_close(weights, expected_weights)
+    else:
+        assert weights is None
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("need_weights", [False, True])
+def test_cross_attention_matches_nn_multihead_attention(seed, need_weights):
+    """Q from another sequence (demo 02.4's cross-attention case); K and V from memory."""
+    theirs = torch_mha(seed)
+    ours = our_mha(theirs)
+    x, memory = randn(seed, 2, 5, D_MODEL), randn(seed + 100, 2, 9, D_MODEL)
+    out, weights = ours(x, memory, memory, need_weights=need_weights)
+    expected, expected_weights = theirs(x, memory, memory, average_attn_weights=False)
+    assert_close(out, expected)
+    if need_weights:
+        assert_close(weights, expected_weights)
+
+
+def test_distinct_key_and_value_inputs_match_torch():
+    theirs = torch_mha(0)
+    ours = our_mha(theirs)
+    q, k, v = randn(1, 2, 4, D_MODEL), randn(2, 2, 6, D_MODEL), randn(3, 2, 6, D_MODEL)
+    assert_close(ours(q, k, v)[0], theirs(q, k, v)[0])
+
+
+@pytest.mark.parametrize("need_weights", [False, True])
+def test_causal_attention_matches_torch_look_ahead_mask(need_weights):
+    theirs = torch_mha(3)
+    ours = our_mha(theirs)
+    x = randn(3, 2, 6, D_MODEL)
+    future = torch.ones(6, 6, dtype=torch.bool).triu(1)  # PyTorch: True = ignore
+    out, weights = ours(x, x, x, is_causal=True, need_weights=need_weights)
+    assert_close(out, theirs(x, x, x, attn_mask=future)[0])
+    if need_weights:  # §8.1: weights above the diagonal are exactly 0
+        assert torch.all(weights[..., future] == 0)
+
+
+@pytest.mark.parametrize("scale", [True, False])
+@pytest.mark.parametrize("seed", SEEDS)
+def test_fast_and_explicit_paths_agree(scale, seed):
+    """SDPA (need_weights=False) and the written-out softmax compute the same thing."""
+    ours = randomise_(tt.MultiHeadAttention(D_MODEL, N_HEADS, scale=scale).double(), seed)
+    x = randn(seed, 3, 6, D_MODEL)
+    keep = padding_mask(seed, 3, 6)[:, None, None, :] & tt.causal_mask(6, 6)
+    for kwargs in ({}, {"mask": keep}, {"is_causal": True}, {"mask": keep, "is_causal": True}):
+        fast, _ = ours(x, x, x, need_weights=False, **kwargs)
+        explicit, weights = ours(x, x, x, need_weights=True, **kwargs)
+        assert_close(fast, explicit)
+        assert_close(weights.sum(-1), torch.ones(3, N_HEADS, 6, dtype=torch.float64))
+
+
+@pytest.mark.parametrize("need_weights", [False, True])
+def test_scale_false_divides_by_nothing(need_weights):
+    """Exercise 9: scale=False must drop 1/sqrt(d_k) on every path; checked by hand."""
+    ours = randomise_(tt.MultiHeadAttention(D_MODEL, N_HEADS, scale=False).double(), 4)
+    x = randn(4, 2, 5, D_MODEL)
+    d_k = D_MODEL // N_HEADS
+    q, k, v = (
+        x @ w.T + b
+        for w, b in zip(ours.in_proj.weight.chunk(3), ours.in_proj.bias.chunk(3), strict=True)
+    )
+    split = lambda t: t.view(2, 5, N_HEADS, d_k).transpose(1, 2)  # noqa: E731
+    weights = (split(q) @ split(k).transpose(-2, -1)).softmax(-1)  # no / sqrt(d_k)
+    context = (weights @ split(v)).transpose(1, 2).reshape(2, 5, D_MODEL)
+    expected = context @ ours.out_proj.weight.T + ours.out_proj.bias
+    out, _ = ours(x, x, x, need_weights=need_weights)
+    assert_close(out, expected)
+    ours.scale = True  # and the flag matters: the scaled output is different
+    assert (ours(x, x, x)[0] - expected).abs().max() > 1e-3
+
+
+def test_integer_mask_means_the_same_as_boolean():
+    ours = randomise_(tt.MultiHeadAttention(D_MODEL, N_HEADS).double(), 5)
+    x = randn(5, 2, 6, D_MODEL)
+    keep = padding_mask(5, 2, 6)[:, None, None, :]
+    assert_close(ours(x, x, x, mask=keep.long())[0], ours(x, x, x, mask=keep)[0])
+
+
+def test_inverted_mask_puts_all_weight_on_padding():
+    """§5.4: the mask passed with the wrong convention -> every query reads only the pads."""
+    ours = randomise_(tt.MultiHeadAttention(D_MODEL, N_HEADS).double(), 6)
+    x = randn(6, 1, 6, D_MODEL)
+    keep = torch.tensor([[True] * 4 + [False] * 2])  # two padding positions at the end
+    _, weights = ours(x, x, x, mask=~keep[:, None, None, :], need_weights=True)
+    assert_close(weights[..., 4:].sum(-1), torch.ones(1, N_HEADS, 6, dtype=torch.float64))
+
+
+# -----------------------------------------------------------------------------
+# layers vs nn.TransformerEncoderLayer / nn.TransformerDecoderLayer (§7.4, §8.2)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("norm_first", [False, True])
+def test_encoder_layer_matches_torch(seed, norm_first):
+    theirs = torch_layer("encoder", seed, norm_first)
+    ours = our_layer("encoder", theirs, norm_first)
+    x = randn(seed, 3, 7, D_MODEL)
+    keep = padding_mask(seed, 3, 7)
+    out = ours(x, mask=keep[:, None, None, :])
+    assert_close(out, theirs(x, src_key_padding_mask=~keep))
+    weights = {}
+    assert_close(ours(x, mask=keep[:, None, None, :], attn_weights=weights), out)
+    assert weights["self_attn"].shape == (3, N_HEADS, 7, 7)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("norm_first", [False, True])
+def test_decoder_layer_matches_torch(seed, norm_first):
+    theirs = torch_layer("decoder", seed, norm_first)
+    ours = our_layer("decoder", theirs, norm_first)
+    y, memory = randn(seed, 2, 6, D_MODEL), randn(seed + 100, 2, 8, D_MODEL)
+    keep_src = padding_mask(seed, 2, 8)
+    out = ours(y, memory, memory_mask=keep_src[:, None, None, :])
+    future = nn.Transformer.generate_square_subsequent_mask(6, dtype=torch.float64)  # -inf above
+    expected = theirs(
+        y, memory, tgt_mask=future, memory_key_padding_mask=~keep_src, tgt_is_causal=True
+    )
+    assert_close(out, expected)
+
+
+def test_decoder_self_mask_is_anded_with_look_ahead():
+    """§8.3: decoder self-attention uses look-ahead AND padding."""
+    theirs = torch_layer("decoder", 7, False)
+    ours = our_layer("decoder", theirs, False)
+    y, memory = randn(7, 2, 6, D_MODEL), randn(8, 2, 4, D_MODEL)
+    keep = padding_mask(7, 2, 6)
+    out = ours(y, memory, self_mask=keep[:, None, None, :])
+    future = torch.ones(6, 6, dtype=torch.bool).triu(1)
+    assert_close(out, theirs(y, memory, tgt_mask=future, tgt_key_padding_mask=~keep))
+
+
+# -----------------------------------------------------------------------------
+# against attention_numpy (demo 02.4's third column, demos 04.1 and 04.5)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_mha_matches_numpy(seed):
+    theirs = torch_mha(seed)
+    ours = our_mha(theirs)
+    params = an.mha_params_from_torch(theirs)
+    x, memory = randn(seed, 2, 5, D_MODEL), randn(seed + 100, 2, 7, D_MODEL)
+    keep = padding_mask(seed, 2, 7)
+    out, weights = ours(x, memory, memory, mask=keep[:, None, None, :], need_weights=True)
+    expected, expected_weights = an.multi_head_attention(
+        x.numpy(), memory.numpy(), params, N_HEADS, mask=keep[:, None, :].numpy()
+    )
+    assert_close(out, torch.from_numpy(expected))
+    assert_close(weights, torch.from_numpy(expected_weights))
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("norm_first", [False, True])
+def test_layers_match_numpy(seed, norm_first):
+    enc = torch_layer("encoder", seed, norm_first)
+    dec = torch_layer("decoder", seed + 10, norm_first)
+    x, y = randn(seed, 2, 7, D_MODEL), randn(seed + 1, 2, 5, D_MODEL)
+    memory = our_layer("encoder", enc, norm_first)(x)
+    expected_memory = an.encoder_layer_forward(
+        x.numpy(), an.encoder_layer_params_from_torch(enc), N_HEADS, norm_first=norm_first
+    )
+    assert_close(memory, torch.from_numpy(expected_memory))
+    out = our_layer("decoder", dec, norm_first)(y, memory)
+    expected = an.decoder_layer_forward(
+        y.numpy(),
+        expected_memory,
+        an.decoder_layer_params_from_torch(dec),
+        N_HEADS,
+        self_mask=an.create_look_ahead_mask(5),
+        norm_first=norm_first,
+    )
+    assert_close(out, torch.from_numpy(expected))
+
+
+def test_sinusoidal_encoding_matches_numpy():
+    pe = tt.sinusoidal_encoding(50, D_MODEL, dtype=torch.float64)
+    assert_close(pe, torch.from_numpy(an.positional_encoding(50, D_MODEL)))
+    # §6.2: every position has norm sqrt(d_model / 2)
+    assert_close(pe.norm(dim=1), torch.full((50,), math.sqrt(D_MODEL / 2), dtype=torch.float64))
+
+
+# -----------------------------------------------------------------------------
+# models: teacher forcing = step by step, causality, attention weights
+
+
+def tiny_transformer(seed, norm_first=False, pe="sinusoidal", **kwargs):
+    torch.manual_seed(seed)
+    model = tt.Transformer(
+        13,
+        13,
+        d_model=D_MODEL,
+        n_heads=N_HEADS,
+        d_ff=D_FF,
+        n_enc_layers=2,
+        n_dec_layers=2,
+        pe=pe,
+        norm_first=norm_first,
+        max_len=32,
+        **kwargs,
+    )
+    return model.double()
+
+
+def random_src(seed, b=3, n=6):
+    return torch.randint(3, 13, (b, n), generator=torch.Generator().manual_seed(seed))
+
+
+def decoded_prefix(tokens):
+    """[BOS, y_1, ..., y_{T-1}]: the decoder's inputs while greedy decoding produced tokens."""
+    return torch.cat([torch.full((tokens.shape[0], 1), BOS), tokens[:, :-1]], dim=1)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("norm_first", [False, True])
+def test_greedy_decoding_equals_parallel_pass(seed, norm_first):
+    """§8.4: under the look-ahead mask, the logits of each prefix are the parallel pass's."""
+    model = tiny_transformer(seed, norm_first)
+    src = random_src(seed)
+    tokens = model.greedy_decode(src, 7)
+    assert tokens.shape == (3, 7)
+    tgt_in = decoded_prefix(tokens)
+    with torch.no_grad():
+        parallel = model(src, tgt_in)  # (b, 7, vocab)
+        memory = model.encoder(src)
+        for t in range(7):
+            step = model.out(model.decoder(tgt_in[:, : t + 1], memory)[:, -1])
+            assert_close(step, parallel[:, t])
+    assert torch.equal(parallel.argmax(-1), tokens)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_decoder_is_causal(seed):
+    """Changing target tokens after position t leaves the logits at 0..t unchanged (§8.1)."""
+    model = tiny_transformer(seed)
+    src, tgt = random_src(seed), random_src(seed + 1, n=7)
+    changed = tgt.clone()
+    changed[:, 4:] = (changed[:, 4:] + 1 - 3) % 10 + 3
+    with torch.no_grad():
+        a, b = model(src, tgt), model(src, changed)
+    assert_close(a[:, :4], b[:, :4])
+    assert (a[:, 4:] - b[:, 4:]).abs().max() > 1e-6
+
+
+def test_transformer_attention_weights():
+    model = tiny_transformer(0)
+    src, tgt = random_src(0, b=2, n=5), random_src(1, b=2, n=4)
+    weights = model.attention_weights(src, tgt)
+    assert sorted(weights) == sorted(
+        [f"encoder.{i}.self_attn" for i in (0, 1)]
+        + [f"decoder.{i}.{kind}" for i in (0, 1) for kind in ("self_attn", "cross_attn")]
+    )
+    assert weights["encoder.1.self_attn"].shape == (2, N_HEADS, 5, 5)
+    assert weights["decoder.0.self_attn"].shape == (2, N_HEADS, 4, 4)
+    assert weights["decoder.1.cross_attn"].shape == (2, N_HEADS, 4, 5)
+    for w in weights.values():
+        assert_close(w.sum(-1), torch.ones(w.shape[:-1], dtype=torch.float64))
+    assert torch.all(weights["decoder.1.self_attn"][..., torch.ones(4, 4).triu(1).bool()] == 0)
+
+
+@pytest.mark.parametrize("attention", [False, True])
+@pytest.mark.parametrize("seed", SEEDS)
+def test_gru_greedy_decoding_equals_parallel_pass(attention, seed):
+    torch.manual_seed(seed)
+    model = tt.GRUSeq2Seq(13, 13, emb_dim=8, hidden=12, attention=attention).double()
+    src = random_src(seed)
+    tokens = model.greedy_decode(src, 7)
+    assert tokens.shape == (3, 7)
+    with torch.no_grad():
+        logits = model(src, decoded_prefix(tokens))
+    assert logits.shape == (3, 7, 13)
+    assert torch.equal(logits.argmax(-1), tokens)
+
+
+def test_gru_attention_weights():
+    torch.manual_seed(0)
+    model = tt.GRUSeq2Seq(13, 13, emb_dim=8, hidden=12, attention=True).double()
+    src, tgt = random_src(0, b=2, n=5), random_src(1, b=2, n=6)
+    weights = model.attention_weights(src, tgt)["cross_attn"]
+    assert weights.shape == (2, 6, 5)
+    assert_close(weights.sum(-1), torch.ones(2, 6, dtype=torch.float64))
+    assert tt.GRUSeq2Seq(13, 13, emb_dim=8, hidden=12).attention_weights(src, tgt) == {}
+
+
+@pytest.mark.parametrize("norm_first", [False, True])
+def test_encoder_classifier_shape_and_final_norm(norm_first):
+    model = tt.EncoderClassifier(
+        13, 13, n_layers=2, d_model=D_MODEL, n_heads=N_HEADS, d_ff=D_FF, norm_first=norm_first
+    )
+    assert model(random_src(0)).shape == (3, 6, 13)
+    # §7.5: Pre-LN adds one LayerNorm after the last layer; Post-LN already ends on one
+    assert isinstance(model.encoder.norm, nn.LayerNorm if norm_first else nn.Identity)
+
+
+# -----------------------------------------------------------------------------
+# embeddings and positional encodings (§6)
+
+
+def test_positional_encoding_kinds():
+    learned = tt.Embedding(13, D_MODEL, pe="learned", max_len=20)
+    assert learned.pe.shape == (20, D_MODEL) and learned.pe.requires_grad
+    sinusoidal = tt.Embedding(13, D_MODEL, pe="sinusoidal", max_len=20)
+    assert "pe" not in dict(sinusoidal.named_parameters())
+    tokens = random_src(0)
+    none = tt.Embedding(13, D_MODEL, pe="none")
+    assert torch.equal(none(tokens), none.token(tokens))  # nothing added: permutation-blind
+    expected = sinusoidal.token(tokens) + sinusoidal.pe[:6]  # (b, n, d) + (n, d)
+    assert torch.equal(sinusoidal(tokens), expected)
+
+
+def test_emb_scale_multiplies_the_token_embedding_only():
+    """§6.6: emb_scale = sqrt(d_model) scales the token part; the PE keeps its norm."""
+    torch.manual_seed(0)
+    scaled = tt.Embedding(13, D_MODEL, emb_scale=math.sqrt(D_MODEL), max_len=20)
+    tokens = random_src(0)
+    expected = scaled.token(tokens) * math.sqrt(D_MODEL) + scaled.pe[:6]
+    torch.testing.assert_close(scaled(tokens), expected)
+
+
+# -----------------------------------------------------------------------------
+# parameter counts (§5.2, §9.1)
+
+
+def test_mha_parameter_count_is_independent_of_heads():
+    """§5.2: 4 d^2 + 4 d for any number of heads (1,050,624 at d = 512)."""
+    for n_heads in (1, 8, 16):
+        assert tt.count_parameters(tt.MultiHeadAttention(512, n_heads)) == 1_050_624
+
+
+def test_section9_parameter_counts():
+    """§9.1: the Transformer has the fewest parameters of the three (sizes: build_model's)."""
+    d, d_ff, h, vocab, emb = 64, 256, 128, 13, 64
+    mha, ffn, ln = 4 * d * d + 4 * d, 2 * d * d_ff + d_ff + d, 2 * d
+    transformer = (
+        (mha + ffn + 2 * ln) + (2 * mha + ffn + 3 * ln) + 2 * vocab * d + d * vocab + vocab
+    )
+    gru_layer = 3 * (emb * h + h * h + 2 * h)
+    gru = 2 * vocab * emb + 2 * gru_layer + h * vocab + vocab
+    gru_attention = gru + h * h + (2 * h * h + h)
+    counts = {
+        kind: tt.count_parameters(tt.build_model(kind, src_vocab=vocab, tgt_vocab=vocab))
+        for kind in tt.MODEL_KINDS
+    }
+    assert counts == {"transformer": transformer, "gru": gru, "gru_attention": gru_attention}
+    assert counts["transformer"] == 119_245
+    assert counts["transformer"] < counts["gru"] < counts["gru_attention"]
+
+
+# -----------------------------------------------------------------------------
+# bad settings say what was expected
+
+
+def test_bad_settings_raise_clear_errors():
+    with pytest.raises(ValueError, match="unknown positional encoding 'rotary'"):
+        tt.Transformer(13, 13, pe="rotary")
+    with pytest.raises(ValueError, match=r"d_model \(64\) must be divisible by n_heads \(5\)"):
+        tt.Transformer(13, 13, d_model=64, n_heads=5)
+    with pytest.raises(ValueError, match="unknown model kind 'lstm'"):
+        tt.build_model("lstm", src_vocab=13, tgt_vocab=13)
+    with pytest.raises(ValueError, match="even d_model"):
+        tt.sinusoidal_encoding(10, 7)
+    model = tt.Transformer(13, 13, max_len=8)
+    with pytest.raises(ValueError, match=r"non-empty .* got shape \(0, 5\)"):
+        model(torch.zeros(0, 5, dtype=torch.long), torch.zeros(0, 3, dtype=torch.long))
+    with pytest.raises(ValueError, match="non-empty"):
+        tt.GRUSeq2Seq(13, 13).greedy_decode(torch.zeros(0, 5, dtype=torch.long), 4)
+
+
+@pytest.mark.parametrize("pe", ["sinusoidal", "learned"])
+def test_sequence_longer_than_the_pe_table_is_refused(pe):
+    model = tt.Transformer(13, 13, pe=pe, max_len=8)
+    src = torch.full((2, 9), 3)
+    with pytest.raises(ValueError, match="sequence length 9 exceeds max_len 8"):
+        model(src, src[:, :4])
+    model(src[:, :8], src[:, :8])  # the longest allowed

@@ -1,0 +1,282 @@
+"""training: the synthetic tasks, the evaluation conventions, seeded training, §9.4 statistics."""
+
+import math
+
+import pytest
+import torch
+
+from lecture17 import tiny_transformer as tt
+from lecture17 import training as tr
+
+torch.set_num_threads(1)  # §0.5: single-threaded, like the lecture
+
+ATOL = 1e-12
+SEEDS = [0, 1, 2]
+
+
+def generator(seed):
+    return torch.Generator().manual_seed(seed)
+
+
+def tiny(kind):
+    """A build function for train(): §9 model kinds at test sizes."""
+    sizes = {"transformer": dict(d_model=16, n_heads=2, d_ff=32, max_len=16)}
+    sizes["gru"] = sizes["gru_attention"] = dict(emb_dim=8, hidden=16)
+    vocab = tr.VOCAB_SIZE
+    return lambda: tt.build_model(kind, src_vocab=vocab, tgt_vocab=vocab, **sizes[kind])
+
+
+# -----------------------------------------------------------------------------
+# data
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_reversal_batch(seed):
+    src, tgt_in, tgt_out = tr.reversal_batch(generator(seed), 5, 8)
+    assert src.shape == (5, 8) and tgt_in.shape == tgt_out.shape == (5, 9)
+    assert src.min() >= tr.FIRST_SYMBOL and src.max() < tr.VOCAB_SIZE
+    assert torch.all(tgt_in[:, 0] == tr.BOS) and torch.all(tgt_out[:, -1] == tr.EOS)
+    assert torch.equal(tgt_in[:, 1:], src.flip(1)) and torch.equal(tgt_out[:, :-1], src.flip(1))
+    again = tr.reversal_batch(generator(seed), 5, 8)
+    assert all(torch.equal(a, b) for a, b in zip((src, tgt_in, tgt_out), again, strict=True))
+
+
+def test_reversal_symbols_cover_all_ten():
+    src, _, _ = tr.reversal_batch(generator(0), 100, 16)
+    assert sorted(src.unique().tolist()) == list(range(3, 13))
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_inplace_reversal_batch(seed):
+    tokens, targets = tr.inplace_reversal_batch(generator(seed), 4, 16)
+    L = 16
+    for i in range(L):  # §7.5: position i outputs the input at L-1-i
+        assert torch.equal(targets[:, i], tokens[:, L - 1 - i])
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_lookup_batch(seed):
+    query, keys, values, target = tr.lookup_batch(generator(seed), 6, 16, 32)
+    assert query.shape == (6, 32) and keys.shape == (6, 16, 32)
+    assert torch.equal(values.sort(dim=1).values, torch.arange(16).expand(6, 16))  # permutations
+    for b in range(6):
+        (matches,) = torch.nonzero((keys[b] == query[b]).all(dim=1), as_tuple=True)
+        assert matches.tolist() and values[b, matches[0]] == target[b]
+
+
+def test_empty_batch_is_refused():
+    with pytest.raises(ValueError, match="batch and L must be positive"):
+        tr.reversal_batch(generator(0), 0, 8)
+
+
+def test_evaluation_set_is_seeded_apart_from_training():
+    task = tr.ReversalTask(8)
+    a, b = tr.evaluation_set(task, 3, 50), tr.evaluation_set(task, 3, 50)
+    assert torch.equal(a[0], b[0])
+    assert torch.equal(a[0], task.sample(generator(3 + tr.TEST_SEED_OFFSET), 50)[0])
+    assert not torch.equal(a[0], task.sample(generator(3), 50)[0])
+
+
+# -----------------------------------------------------------------------------
+# the lookup model (§4.4)
+
+
+@pytest.mark.parametrize("scale", [True, False])
+def test_lookup_attention_reads_out_the_weighted_one_hot_value(scale):
+    torch.manual_seed(0)
+    model = tr.LookupAttention(8, 4, scale=scale).double()
+    query, keys, values, _ = tr.lookup_batch(generator(0), 3, 5, 8)
+    query, keys = query.double(), keys.double()
+    scores = (keys @ model.W_k) @ (query @ model.W_q)[:, :, None]  # (b, n, 1)
+    weights = (scores[:, :, 0] / (2.0 if scale else 1.0)).softmax(-1)  # sqrt(d_k) = 2
+    expected = torch.zeros(3, 5, dtype=torch.float64)
+    for b in range(3):
+        for j in range(5):
+            expected[b, values[b, j]] += weights[b, j]
+    torch.testing.assert_close(model(query, keys, values), expected, rtol=0, atol=ATOL)
+
+
+def test_lookup_projections_have_unit_variance_outputs():
+    """§4.4: W^Q, W^K ~ N(0, 1/d_model), so q = x W^Q has components of variance ~1."""
+    torch.manual_seed(0)
+    model = tr.LookupAttention(256, 256)
+    x = torch.randn(2000, 256, generator=generator(1))
+    q = x @ model.W_q.detach()
+    assert abs(q.var().item() - 1.0) < 0.1
+
+
+# -----------------------------------------------------------------------------
+# evaluation conventions (§8.4, flag F01)
+
+
+class Oracle(torch.nn.Module):
+    """greedy_decode returns prepared predictions: tests the bookkeeping, not a model."""
+
+    def __init__(self, predictions):
+        super().__init__()
+        self.predictions = predictions
+
+    def greedy_decode(self, src, max_len, bos_id=1):
+        assert max_len == self.predictions.shape[1] and bos_id == tr.BOS
+        return self.predictions
+
+
+def test_token_accuracy_counts_the_eos():
+    src, _, tgt_out = tr.reversal_batch(generator(0), 4, 5)
+    wrong_symbols = tgt_out.clone()
+    wrong_symbols[:, :-1] = (wrong_symbols[:, :-1] - 3 + 1) % 10 + 3  # every symbol wrong
+    scores = tr.greedy_accuracy(Oracle(wrong_symbols), src, tgt_out)
+    assert scores["token_accuracy"] == pytest.approx(1 / 6)  # only the EOS: 1 of L + 1
+    assert scores["symbol_accuracy"] == 0.0 and scores["sequence_accuracy"] == 0.0
+    assert scores["position_accuracy"] == [0.0] * 5 + [1.0]
+    perfect = tr.greedy_accuracy(Oracle(tgt_out), src, tgt_out)
+    assert perfect["token_accuracy"] == perfect["sequence_accuracy"] == 1.0
+
+
+def test_guessing_gives_the_lectures_chance_level():
+    """F01: 0.153 = (16 * 0.1 + 1) / 17, a guesser that always ends with EOS, at L = 16."""
+    src, _, tgt_out = tr.reversal_batch(generator(0), 4000, 16)
+    guesses = torch.cat([tr.random_symbols(generator(1), 4000, 16), tgt_out[:, -1:]], dim=1)
+    scores = tr.greedy_accuracy(Oracle(guesses), src, tgt_out)
+    assert scores["token_accuracy"] == pytest.approx((16 * 0.1 + 1) / 17, abs=0.005)
+    assert scores["symbol_accuracy"] == pytest.approx(0.1, abs=0.005)
+
+
+# -----------------------------------------------------------------------------
+# training
+
+
+def test_warmup_is_linear_then_flat():
+    assert [tr.warmup_lr(1e-3, s, 4) for s in range(6)] == pytest.approx(
+        [2.5e-4, 5e-4, 7.5e-4, 1e-3, 1e-3, 1e-3]
+    )
+    assert tr.warmup_lr(1e-3, 0, 0) == 1e-3
+
+
+@pytest.mark.parametrize("kind", tt.MODEL_KINDS)
+def test_same_seed_same_history(kind):
+    """§0.5: same seed, same machine -> identical losses and evaluations (timings aside)."""
+
+    def run():
+        task = tr.ReversalTask(6)
+        return tr.train(
+            tiny(kind),
+            task,
+            steps=20,
+            lr=1e-3,
+            seed=0,
+            warmup=5,
+            batch_size=16,
+            eval_every=10,
+            n_test=20,
+        )
+
+    first, second = run(), run()
+    assert [h["loss"] for h in first.history] == [h["loss"] for h in second.history]
+    assert first.evaluations == second.evaluations
+    assert [e["step"] for e in first.evaluations] == [10, 20]
+    assert [h["lr"] for h in first.history[:5]] == pytest.approx([2e-4, 4e-4, 6e-4, 8e-4, 1e-3])
+    assert first.ms_per_step > 0
+    other = tr.train(
+        tiny(kind), tr.ReversalTask(6), steps=20, lr=1e-3, seed=1, batch_size=16, n_test=20
+    )
+    assert [h["loss"] for h in other.history] != [h["loss"] for h in first.history]
+
+
+def test_train_restores_the_thread_count():
+    before = torch.get_num_threads()
+    tr.train(tiny("gru"), tr.ReversalTask(4), steps=2, lr=1e-3, seed=0, batch_size=4, n_test=4)
+    assert torch.get_num_threads() == before
+
+
+def test_sgd_and_other_tasks_train():
+    lookup = tr.train(
+        lambda: tr.LookupAttention(16, 8),
+        tr.LookupTask(16, 16),
+        steps=5,
+        lr=0.1,
+        seed=0,
+        optimizer="sgd",
+        n_test=50,
+    )
+    assert 0.0 <= lookup.final["accuracy"] <= 1.0 and len(lookup.history) == 5
+
+    def classifier():
+        return tt.EncoderClassifier(
+            tr.VOCAB_SIZE, tr.VOCAB_SIZE, n_layers=2, d_model=16, n_heads=2, d_ff=32
+        )
+
+    inplace = tr.train(
+        classifier, tr.InplaceReversalTask(8), steps=5, lr=1e-3, seed=0, batch_size=8, n_test=20
+    )
+    assert len(inplace.final["position_accuracy"]) == 8
+
+
+def test_bad_training_settings_raise():
+    with pytest.raises(ValueError, match="unknown optimizer 'rmsprop'"):
+        tr.train(tiny("gru"), tr.ReversalTask(4), steps=2, lr=1e-3, seed=0, optimizer="rmsprop")
+    with pytest.raises(ValueError, match="steps and batch_size must be positive"):
+        tr.train(tiny("gru"), tr.ReversalTask(4), steps=0, lr=1e-3, seed=0)
+    with pytest.raises(ValueError, match="eval_every must be positive"):
+        tr.train(tiny("gru"), tr.ReversalTask(4), steps=2, lr=1e-3, seed=0, eval_every=0)
+
+
+@pytest.mark.slow
+def test_transformer_learns_short_reversal():
+    """§9.2 in miniature: the §9 Transformer reverses L = 8 after 300 steps (greedy decoding)."""
+    vocab = tr.VOCAB_SIZE
+    result = tr.train(
+        lambda: tt.build_model("transformer", src_vocab=vocab, tgt_vocab=vocab),
+        tr.ReversalTask(8),
+        steps=300,
+        lr=1e-3,
+        warmup=50,
+        seed=0,
+        n_test=200,
+    )
+    assert result.final["token_accuracy"] > 0.9
+
+
+# -----------------------------------------------------------------------------
+# §9.4 attention statistics
+
+
+def test_statistics_of_known_weights():
+    L = 4
+    mirror = torch.zeros(1, 1, L + 1, L)
+    mirror[0, 0, torch.arange(L), L - 1 - torch.arange(L)] = 1.0  # the perfect anti-diagonal
+    mirror[0, 0, L] = 1.0 / L  # EOS step: ignored by the mirror statistics
+    assert tr.mirror_weight(mirror[:, :, :L]).tolist() == [1.0]
+    assert tr.mirror_offset_share(mirror[:, :, :L], 0).tolist() == [1.0]
+    shifted = mirror[:, :, :L].roll(1, dims=-1)  # mirror + 1 (the GRU's habit, §9.4)
+    assert tr.mirror_offset_share(shifted, 1).tolist() == [0.75]  # the last step wraps around
+    uniform = torch.full((2, 3, 5, 16), 1 / 16)
+    torch.testing.assert_close(tr.attention_entropy(uniform), torch.full((3,), math.log(16)))
+    assert tr.attention_entropy(mirror[:, :, :L]).tolist() == [0.0]
+    parked = torch.zeros(1, 2, 3, 3)
+    parked[:, 0, :, 0] = 1.0
+    parked[:, 1] = torch.eye(3)
+    assert tr.bos_weight(parked).tolist() == pytest.approx([1.0, 1 / 3])
+
+
+@pytest.mark.parametrize("kind", ["transformer", "gru_attention"])
+def test_attention_statistics_table(kind):
+    torch.manual_seed(0)
+    model = tiny(kind)()
+    src = tr.reversal_batch(generator(0), 10, 6)[0]
+    table = tr.attention_statistics(model, src)
+    assert list(table.columns) == ["block", "head", "quantity", "value"]
+    if kind == "transformer":
+        assert set(table.block) == {
+            "encoder.0.self_attn",
+            "decoder.0.self_attn",
+            "decoder.0.cross_attn",
+        }
+        assert set(table["head"]) == {1, 2}
+    else:
+        assert set(table.block) == {"cross_attn"} and set(table["head"]) == {1}
+    entropy = table[table.quantity == "entropy"].value
+    assert entropy.between(0, math.log(7) + 1e-9).all()  # at most ln(n_k), n_k <= L + 1
+    cross = table[table.block.str.endswith("cross_attn")]
+    shares = cross[cross.quantity.str.startswith("argmax_at_mirror")].groupby("head").value.sum()
+    assert shares.between(0, 1 + 1e-12).all()
