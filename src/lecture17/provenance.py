@@ -82,13 +82,16 @@ def blas_name() -> str:
 
 
 def job_seconds(benchmarks: Path) -> dict:
-    """Wall seconds per demo, summed over its jobs (Snakemake's benchmark TSVs, column `s`)."""
+    """Wall seconds per rule and demo, summed over seeds and settings.
+
+    Snakemake's benchmark TSVs (column `s`) live at benchmarks/<rule>/<demo or name>[/…].tsv.
+    """
     totals = defaultdict(float)
     for tsv in sorted(Path(benchmarks).rglob("*.tsv")):
         lines = tsv.read_text().splitlines()
         if len(lines) >= 2:
-            seconds = float(lines[1].split("\t")[0])
-            totals[str(tsv.relative_to(benchmarks).parts[0])] += seconds
+            parts = tsv.relative_to(benchmarks).with_suffix("").parts
+            totals[" ".join(parts[:2])] += float(lines[1].split("\t")[0])
     return dict(totals)
 
 

@@ -10,7 +10,7 @@ rule self_attention:
     log:
         "logs/{demo}/seed{seed}.log",
     benchmark:
-        "benchmarks/{demo}/seed{seed}.tsv"
+        "benchmarks/self_attention/{demo}/seed{seed}.tsv"
     wildcard_constraints:
         demo=r"01\.\d",
     params:

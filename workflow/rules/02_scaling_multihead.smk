@@ -10,7 +10,7 @@ rule scaling_multihead:
     log:
         "logs/{demo}/seed{seed}.log",
     benchmark:
-        "benchmarks/{demo}/seed{seed}.tsv"
+        "benchmarks/scaling_multihead/{demo}/seed{seed}.tsv"
     wildcard_constraints:
         demo=r"02\.\d",
     params:

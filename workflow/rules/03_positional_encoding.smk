@@ -10,7 +10,7 @@ rule positional_encoding:
     log:
         "logs/{demo}/seed{seed}.log",
     benchmark:
-        "benchmarks/{demo}/seed{seed}.tsv"
+        "benchmarks/positional_encoding/{demo}/seed{seed}.tsv"
     wildcard_constraints:
         demo=r"03\.\d",
     params:

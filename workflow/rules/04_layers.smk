@@ -10,7 +10,7 @@ rule layers:
     log:
         "logs/{demo}/seed{seed}.log",
     benchmark:
-        "benchmarks/{demo}/seed{seed}.tsv"
+        "benchmarks/layers/{demo}/seed{seed}.tsv"
     wildcard_constraints:
         demo=r"04\.\d",
     params:

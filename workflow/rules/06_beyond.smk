@@ -10,7 +10,7 @@ rule beyond:
     log:
         "logs/{demo}/seed{seed}.log",
     benchmark:
-        "benchmarks/{demo}/seed{seed}.tsv"
+        "benchmarks/beyond/{demo}/seed{seed}.tsv"
     wildcard_constraints:
         demo=r"06\.\d",
     params:

@@ -10,7 +10,7 @@ rule exercises:
     log:
         "logs/{demo}/seed{seed}.log",
     benchmark:
-        "benchmarks/{demo}/seed{seed}.tsv"
+        "benchmarks/exercises/{demo}/seed{seed}.tsv"
     wildcard_constraints:
         demo=r"13\.\d",
     params:

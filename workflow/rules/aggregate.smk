@@ -15,6 +15,6 @@ rule aggregate:
     log:
         "logs/tables/{demo}.log",
     benchmark:
-        "benchmarks/tables/{demo}.tsv"
+        "benchmarks/aggregate/{demo}.tsv"
     shell:
         "python -m lecture17.aggregate {input.runs} --out {output} 2> {log}"

@@ -15,7 +15,7 @@ rule figure:
     log:
         "logs/figures/{name}.log",
     benchmark:
-        "benchmarks/figures/{name}.tsv"
+        "benchmarks/figure/{name}.tsv"
     shell:
         "python -m lecture17.figures {wildcards.name} {input.table} --out {output} 2> {log}"
 
@@ -35,7 +35,7 @@ rule report:
     log:
         "logs/report.log",
     benchmark:
-        "benchmarks/report.tsv"
+        "benchmarks/report/report.tsv"
     shell:
         "python -m lecture17.report --tables {input.tables} --figures {input.figures} "
         "--ledger {input.ledger} --views report/views --template {input.template} "
