@@ -23,6 +23,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 from lecture17 import ledger as ledger_mod
 from lecture17.aggregate import read_table
+from lecture17.figures import caption as figure_caption
 from lecture17.provenance import machine_info, reproducible_info
 
 MACHINE_BEGIN = "<!-- machine-dependent:begin -->"
@@ -137,7 +138,7 @@ class Report:
                 parts.append(f"*（本次构建没有演示 {source} 的结果 not built）*")
         for name, path in self.figures.items():
             if name.split("_")[0] == demo_id:
-                parts.append(f"![{name}](figures/{Path(path).name})")
+                parts.append(f"![{name}](figures/{Path(path).name})\n\n*{figure_caption(name)}*")
         parts.append(self.claims(demo=demo_id))
         return "\n\n".join(p for p in parts if p)
 
