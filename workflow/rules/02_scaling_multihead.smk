@@ -18,3 +18,25 @@ rule scaling_multihead:
     shell:
         "python -m lecture17.run {wildcards.demo} --seed {wildcards.seed} "
         "--settings {params.settings:q} --out {output} 2> {log}"
+
+
+rule lookup_task:
+    # §4.4 the look-up task (training): one job per (setting, seed), each with its own CSV and log.
+    input:
+        code=code("lecture17.run", "lecture17.experiments.scaling_multihead"),
+    output:
+        "results/{demo}/{setting}/seed{seed}.csv",
+    log:
+        "logs/{demo}/{setting}/seed{seed}.log",
+    benchmark:
+        "benchmarks/lookup_task/{demo}/{setting}/seed{seed}.tsv"
+    wildcard_constraints:
+        demo=r"02\.3",
+    resources:
+        gpu=lambda w: int(config["device"] == "cuda"),
+    params:
+        settings=training_settings_json,
+        grid=grid_json,
+    shell:
+        "python -m lecture17.run {wildcards.demo} --seed {wildcards.seed} "
+        "--settings {params.settings:q} --grid {params.grid:q} --out {output} 2> {log}"

@@ -18,3 +18,25 @@ rule positional_encoding:
     shell:
         "python -m lecture17.run {wildcards.demo} --seed {wildcards.seed} "
         "--settings {params.settings:q} --out {output} 2> {log}"
+
+
+rule pe_ablation:
+    # §6.6 positional-encoding ablation (training): one job per (setting, seed), each with its own CSV and log.
+    input:
+        code=code("lecture17.run", "lecture17.experiments.positional_encoding"),
+    output:
+        "results/{demo}/{setting}/seed{seed}.csv",
+    log:
+        "logs/{demo}/{setting}/seed{seed}.log",
+    benchmark:
+        "benchmarks/pe_ablation/{demo}/{setting}/seed{seed}.tsv"
+    wildcard_constraints:
+        demo=r"03\.5",
+    resources:
+        gpu=lambda w: int(config["device"] == "cuda"),
+    params:
+        settings=training_settings_json,
+        grid=grid_json,
+    shell:
+        "python -m lecture17.run {wildcards.demo} --seed {wildcards.seed} "
+        "--settings {params.settings:q} --grid {params.grid:q} --out {output} 2> {log}"

@@ -32,7 +32,8 @@ wildcard_constraints:
 # Every demo's settings must match its function's arguments: a typo fails here, before any job.
 for _demo, _spec in config["demos"].items():
     _first_point = {key: values[0] for key, values in _spec.get("grid", {}).items()}
-    check_settings(load_demo(_demo), {**_spec["settings"], **_first_point})
+    _device = {"device": config["device"]} if _first_point else {}
+    check_settings(load_demo(_demo), {**_spec["settings"], **_first_point, **_device})
 
 
 def demos_of(script):
@@ -43,6 +44,19 @@ def demos_of(script):
 def settings_json(wildcards):
     """Only this demo's settings: editing another demo's block reruns nothing here."""
     return json.dumps(config["demos"][wildcards.demo]["settings"], sort_keys=True)
+
+
+def training_settings_json(wildcards):
+    """A training demo's settings plus the workflow's `device` (cpu by default, or cuda)."""
+    settings = {
+        **config["demos"][wildcards.demo]["settings"],
+        "device": config["device"],
+    }
+    return json.dumps(settings, sort_keys=True)
+
+
+def is_training(demo):
+    return bool(config["demos"][demo].get("grid"))
 
 
 def grid_points(demo):
