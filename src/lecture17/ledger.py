@@ -218,9 +218,7 @@ def _eval(expression: str, named: dict):
         diff=np.diff,
         np=np,
     )
-    return bool(
-        eval(expression, {"__builtins__": {}}, env)
-    )  # the ledger is project data, not input
+    return eval(expression, {"__builtins__": {}}, env)  # the ledger is project data, not user input
 
 
 def evaluate_all(entries: list[dict], tables: dict) -> list[Outcome]:
