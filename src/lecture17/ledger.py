@@ -101,14 +101,19 @@ class MissingTable(LookupError):
 def select(tables: dict, selector: dict, default_demo: str | None) -> pd.DataFrame:
     """The rows of a seed-averaged table that a selector names (mean, min, max, n_seeds).
 
-    `where` is a dict (every combination of the listed labels) or a list of dicts (their rows,
-    in that order), e.g. one row per head: [{head: who, key: Jane}, {head: where, key: …}].
+    `quantity` is one name or a list of names; `where` is a dict (every combination of the
+    listed labels) or a list of dicts (their rows, in that order), e.g. one row per head:
+    [{head: who, key: Jane}, {head: where, key: …}].
     """
     demo = str(selector.get("demo", default_demo))
     if demo not in tables:
         raise MissingTable(demo)
     table = tables[demo]
-    rows = table[table["quantity"] == selector["quantity"]]
+    quantities = selector["quantity"]
+    if isinstance(quantities, list):  # several quantities, in the listed order
+        rows = pd.concat([table[table["quantity"] == q] for q in quantities])
+    else:
+        rows = table[table["quantity"] == quantities]
     where = selector.get("where", {})
     if isinstance(where, list):
         picked = pd.concat([_filter(rows, w, demo) for w in where])
