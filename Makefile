@@ -9,7 +9,7 @@ export OMP_NUM_THREADS := 1
 export OPENBLAS_NUM_THREADS := 1
 export MKL_NUM_THREADS := 1
 
-.PHONY: setup report test lint reference clean
+.PHONY: setup report test lint reference slurm-profile clean
 .DEFAULT_GOAL := report
 
 $(VENV)/.installed: requirements.txt pyproject.toml
@@ -37,6 +37,10 @@ lint: setup
 # one full build; regenerate them with this command, never by hand.
 reference: report
 	python -m lecture17 reference
+
+# The SLURM profile's per-rule memory and runtime come from a full build's benchmark files.
+slurm-profile: report
+	python workflow/scripts/make_slurm_profile.py benchmarks > workflow/profiles/slurm/config.yaml
 
 # environment.yml is generated from requirements.txt (a test checks they agree).
 environment.yml: requirements.txt

@@ -163,3 +163,9 @@ def strip_machine(text: str) -> str:
     return re.sub(
         r"<!-- machine-dependent:begin -->.*?<!-- machine-dependent:end -->", "", text, flags=re.S
     )
+
+
+def test_snakemake_report_works_with_the_tables_and_figures_as_report_items(workdir):
+    snakemake(workdir, "--report", "snakemake_report.html")
+    html = (workdir / "snakemake_report.html").read_text(errors="replace")
+    assert "表格 Tables" in html and "图 Figures" in html

@@ -235,4 +235,4 @@ def summary(outcomes: list[Outcome]) -> pd.DataFrame:
     counts = pd.DataFrame(0, index=list(CLASSES), columns=list(STATUS))
     for o in outcomes:
         counts.loc[o.entry["class"], o.status] += 1
-    return counts[counts.sum(axis=1) > 0]
+    return counts.loc[counts.sum(axis=1) > 0, counts.sum(axis=0) > 0]
