@@ -13,6 +13,8 @@ rule self_attention:
         "benchmarks/self_attention/{demo}/seed{seed}.tsv"
     wildcard_constraints:
         demo=r"01\.\d",
+    conda:
+        "../../environment.yml"
     params:
         settings=settings_json,
     shell:

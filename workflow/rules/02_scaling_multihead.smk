@@ -13,6 +13,8 @@ rule scaling_multihead:
         "benchmarks/scaling_multihead/{demo}/seed{seed}.tsv"
     wildcard_constraints:
         demo=r"02\.\d",
+    conda:
+        "../../environment.yml"
     params:
         settings=settings_json,
     shell:
@@ -32,6 +34,8 @@ rule lookup_task:
         "benchmarks/lookup_task/{demo}/{setting}/seed{seed}.tsv"
     wildcard_constraints:
         demo=r"02\.3",
+    conda:
+        "../../environment.yml"
     resources:
         gpu=lambda w: int(config["device"] == "cuda"),
     params:

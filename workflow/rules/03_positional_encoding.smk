@@ -13,6 +13,8 @@ rule positional_encoding:
         "benchmarks/positional_encoding/{demo}/seed{seed}.tsv"
     wildcard_constraints:
         demo=r"03\.\d",
+    conda:
+        "../../environment.yml"
     params:
         settings=settings_json,
     shell:
@@ -32,6 +34,8 @@ rule pe_ablation:
         "benchmarks/pe_ablation/{demo}/{setting}/seed{seed}.tsv"
     wildcard_constraints:
         demo=r"03\.5",
+    conda:
+        "../../environment.yml"
     resources:
         gpu=lambda w: int(config["device"] == "cuda"),
     params:

@@ -13,6 +13,8 @@ rule layers:
         "benchmarks/layers/{demo}/seed{seed}.tsv"
     wildcard_constraints:
         demo=r"04\.\d",
+    conda:
+        "../../environment.yml"
     params:
         settings=settings_json,
     shell:
@@ -32,6 +34,8 @@ rule post_vs_pre_ln:
         "benchmarks/post_vs_pre_ln/{demo}/{setting}/seed{seed}.tsv"
     wildcard_constraints:
         demo=r"04\.3",
+    conda:
+        "../../environment.yml"
     resources:
         gpu=lambda w: int(config["device"] == "cuda"),
     params:

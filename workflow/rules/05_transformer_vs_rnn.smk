@@ -15,6 +15,8 @@ rule transformer_vs_rnn:
         "benchmarks/transformer_vs_rnn/{demo}/{setting}/seed{seed}.tsv"
     wildcard_constraints:
         demo=r"05\.\d",
+    conda:
+        "../../environment.yml"
     resources:
         gpu=lambda w: int(config["device"] == "cuda"),
     params:

@@ -13,6 +13,8 @@ rule beyond:
         "benchmarks/beyond/{demo}/seed{seed}.tsv"
     wildcard_constraints:
         demo=r"06\.\d",
+    conda:
+        "../../environment.yml"
     params:
         settings=settings_json,
     shell:

@@ -13,6 +13,8 @@ rule exercises:
         "benchmarks/exercises/{demo}/seed{seed}.tsv"
     wildcard_constraints:
         demo=r"13\.\d",
+    conda:
+        "../../environment.yml"
     params:
         settings=settings_json,
     shell:

@@ -16,5 +16,7 @@ rule aggregate:
         "logs/tables/{demo}.log",
     benchmark:
         "benchmarks/aggregate/{demo}.tsv"
+    conda:
+        "../../environment.yml"
     shell:
         "python -m lecture17.aggregate {input.runs} --out {output} 2> {log}"

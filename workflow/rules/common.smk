@@ -17,9 +17,10 @@ ROOT = Path(workflow.basedir)
 
 # One thread per job, numpy's BLAS included (torch.set_num_threads does not reach it):
 # `--cores 2` then runs two jobs side by side, and every number is computed the same way.
+# PYTHONPATH=src: the jobs run this checkout's code, in the venv or in a --use-conda env alike.
 shell.prefix(
     "export OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 "
-    "VECLIB_MAXIMUM_THREADS=1 NUMEXPR_NUM_THREADS=1; "
+    "VECLIB_MAXIMUM_THREADS=1 NUMEXPR_NUM_THREADS=1 PYTHONPATH=src${{PYTHONPATH:+:$PYTHONPATH}}; "
 )
 
 
@@ -62,10 +63,11 @@ def is_training(demo):
 def grid_points(demo):
     """A training demo's jobs, as Hive-style folders: ["model=gru/seq_len=8", …]."""
     grid = config["demos"][demo].get("grid", {})
-    return [
-        "/".join(f"{key}={value}" for key, value in zip(grid, values))
-        for values in itertools.product(*grid.values())
-    ]
+    folders = []
+    for values in itertools.product(*grid.values()):
+        parts = [f"{key}={value}" for key, value in zip(grid, values)]
+        folders.append(os.path.join(*parts))
+    return folders
 
 
 def grid_json(wildcards):

@@ -16,6 +16,8 @@ rule figure:
         "logs/figures/{name}.log",
     benchmark:
         "benchmarks/figure/{name}.tsv"
+    conda:
+        "../../environment.yml"
     shell:
         "python -m lecture17.figures {wildcards.name} {input.table} --out {output} 2> {log}"
 
@@ -36,6 +38,8 @@ rule report:
         "logs/report.log",
     benchmark:
         "benchmarks/report/report.tsv"
+    conda:
+        "../../environment.yml"
     shell:
         "python -m lecture17.report --tables {input.tables} --figures {input.figures} "
         "--ledger {input.ledger} --views report/views --template {input.template} "
