@@ -21,9 +21,12 @@ Every sequence model here shares one interface, so the experiments can loop over
     logits = model(src, tgt_in)                 # (b, n_tgt, tgt_vocab), teacher forcing
     tokens = model.greedy_decode(src, max_len)  # (b, max_len), step by step from BOS
     weights = model.attention_weights(src, tgt_in)  # {name: per-head weights} for §9.4
+The Transformer's greedy_decode also takes use_cache=True: each decoder layer then keeps its
+keys and values (KVCache) and every step computes only the newest position (§8.4).
 """
 
 import math
+from contextlib import contextmanager
 
 import torch
 import torch.nn.functional as F
@@ -63,6 +66,35 @@ def check_tokens(tokens: torch.Tensor, name: str) -> None:
             f"{name} must be a non-empty (batch, length) tensor of token ids; "
             f"got shape {tuple(tokens.shape)}"
         )
+
+
+class KVCache:
+    """One decoder layer's keys and values, kept between greedy-decoding steps (§8.4).
+
+    self_k, self_v (b, h, t, d_k): the masked self-attention's K, V of the t positions decoded
+    so far; every step appends one row, so the cache grows linearly with the length (§10.4).
+    memory_k, memory_v (b, h, n_src, d_k): the cross-attention's K, V of the encoder memory,
+    computed once per source batch.
+    """
+
+    def __init__(self, memory_k: torch.Tensor, memory_v: torch.Tensor):
+        b, h, _, d_k = memory_k.shape
+        self.memory_k, self.memory_v = memory_k, memory_v  # (b, h, n_src, d_k)
+        self.self_k = memory_k.new_empty(b, h, 0, d_k)  # (b, h, 0, d_k): nothing decoded yet
+        self.self_v = memory_v.new_empty(b, h, 0, d_k)
+
+    def append(self, k: torch.Tensor, v: torch.Tensor):
+        """Add the newest position's k, v (b, h, 1, d_k); return every position's (b, h, t, d_k).
+
+        torch.cat copies the cache each step, which keeps this short; serving systems write
+        into a buffer preallocated for the longest sequence instead.
+        """
+        self.self_k = torch.cat([self.self_k, k], dim=2)  # (b, h, t, d_k)
+        self.self_v = torch.cat([self.self_v, v], dim=2)  # (b, h, t, d_k)
+        return self.self_k, self.self_v
+
+    def __len__(self) -> int:
+        return self.self_k.shape[2]  # positions cached so far
 
 
 # -----------------------------------------------------------------------------
@@ -115,9 +147,9 @@ class MultiHeadAttention(nn.Module):
         b, n_q, _ = query.shape
         n_k = key.shape[1]
         q, k, v = self.project(query, key, value)  # (b, n, d_model) each
-        q = q.view(b, n_q, self.n_heads, self.d_k).transpose(1, 2)  # (b, h, n_q, d_k)
-        k = k.view(b, n_k, self.n_heads, self.d_k).transpose(1, 2)  # (b, h, n_k, d_k)
-        v = v.view(b, n_k, self.n_heads, self.d_k).transpose(1, 2)  # (b, h, n_k, d_k)
+        q = self.split_heads(q)  # (b, h, n_q, d_k)
+        k = self.split_heads(k)  # (b, h, n_k, d_k)
+        v = self.split_heads(v)  # (b, h, n_k, d_k)
         if mask is not None:
             mask = mask.bool()
             if is_causal:
@@ -139,6 +171,47 @@ class MultiHeadAttention(nn.Module):
             weights = None
         context = context.transpose(1, 2).reshape(b, n_q, self.d_model)  # (b, n_q, d_model)
         return self.out_proj(context), weights
+
+    def split_heads(self, x):
+        """(b, n, d_model) -> (b, h, n, d_k): head i takes columns i d_k .. (i + 1) d_k - 1."""
+        b, n, _ = x.shape
+        return x.view(b, n, self.n_heads, self.d_k).transpose(1, 2)  # (b, h, n, d_k)
+
+    # §8.4: greedy decoding with a KV cache, one new position (one query row) per step
+
+    def memory_keys_values(self, memory):
+        """K = memory W^K, V = memory W^V, split into heads: computed once, then cached.
+
+        memory (b, n_src, d_model) -> k, v (b, h, n_src, d_k) each.
+        """
+        w_kv, b_kv = self.in_proj.weight[self.d_model :], self.in_proj.bias[self.d_model :]
+        k, v = F.linear(memory, w_kv, b_kv).chunk(2, dim=-1)  # (b, n_src, d_model) each
+        return self.split_heads(k), self.split_heads(v)
+
+    def self_attend_step(self, x, cache: KVCache):
+        """Self-attention of the newest position x (b, 1, d_model) -> (b, 1, d_model).
+
+        Its k, v join the cache; its query reads every cached position, itself included.
+        """
+        q, k, v = (self.split_heads(p) for p in self.in_proj(x).chunk(3, dim=-1))  # (b, h, 1, d_k)
+        return self.read(q, *cache.append(k, v))
+
+    def cross_attend_step(self, x, cache: KVCache):
+        """Cross-attention of the newest position x (b, 1, d_model) on the cached memory K, V."""
+        w_q, b_q = self.in_proj.weight[: self.d_model], self.in_proj.bias[: self.d_model]
+        q = self.split_heads(F.linear(x, w_q, b_q))  # (b, h, 1, d_k)
+        return self.read(q, cache.memory_k, cache.memory_v)
+
+    def read(self, q, k, v):
+        """One query row per sequence over t keys: q (b, h, 1, d_k), k, v (b, h, t, d_k)
+        -> (b, 1, d_model).
+
+        No look-ahead mask: every cached key is at or before the newest position (§8.1).
+        """
+        scale = None if self.scale else 1.0  # None = SDPA's default 1/sqrt(d_k)
+        context = F.scaled_dot_product_attention(q, k, v, scale=scale)  # (b, h, 1, d_k)
+        b = q.shape[0]
+        return self.out_proj(context.transpose(1, 2).reshape(b, 1, self.d_model))  # (b, 1, d_model)
 
     def attend(self, q, k, v, mask):
         """softmax(Q K^T / sqrt(d_k)) V written out, for when the weights are wanted (§3.1)."""
@@ -192,19 +265,27 @@ class Embedding(nn.Module):
         else:
             self.pe = None
 
-    def forward(self, tokens):
+    def forward(self, tokens, start=0):
+        """tokens (b, n) at positions start .. start + n - 1 -> (b, n, d_model).
+
+        start > 0 embeds the newest token of a decoder that caches the earlier ones (§8.4).
+        """
         n = tokens.shape[1]
         x = self.token(tokens)  # (b, n, d_model)
         if self.emb_scale != 1.0:
             x = x * self.emb_scale
         if self.pe is None:
             return x
-        if n > self.max_len:
+        self.check_length(start + n)
+        return x + self.pe[start : start + n]  # (b, n, d_model) + (n, d_model)
+
+    def check_length(self, n: int) -> None:
+        """Positions 0 .. n - 1 must be in the positional-encoding table (no limit without PE)."""
+        if self.pe is not None and n > self.max_len:
             raise ValueError(
                 f"sequence length {n} exceeds max_len {self.max_len} "
                 "of the positional-encoding table"
             )
-        return x + self.pe[:n]  # (b, n, d_model) + (n, d_model)
 
 
 # -----------------------------------------------------------------------------
@@ -289,6 +370,20 @@ class DecoderLayer(nn.Module):
         if need:
             attn_weights.update(self_attn=w_self, cross_attn=w_cross)
         return x
+
+    def step(self, x, cache: KVCache):
+        """forward() for the newest position only (§8.4): x (b, 1, d_model) -> (b, 1, d_model).
+
+        The earlier positions enter through their cached K, V (this position's join them), and
+        the memory through its cached K, V; same sublayers and LayerNorm placement as forward.
+        """
+        if self.norm_first:
+            x = x + self.self_attn.self_attend_step(self.norm1(x), cache)
+            x = x + self.cross_attn.cross_attend_step(self.norm2(x), cache)
+            return x + self.ffn(self.norm3(x))
+        x = self.norm1(x + self.self_attn.self_attend_step(x, cache))
+        x = self.norm2(x + self.cross_attn.cross_attend_step(x, cache))
+        return self.norm3(x + self.ffn(x))
 
     def load_from_torch(self, layer: nn.TransformerDecoderLayer) -> None:
         """Copy an nn.TransformerDecoderLayer (its multihead_attn is our cross_attn)."""
@@ -381,6 +476,17 @@ class Decoder(nn.Module):
             collect(attn_weights, record, f"decoder.{i}")
         return self.norm(x)
 
+    def start_caches(self, memory) -> list[KVCache]:
+        """One empty KVCache per layer, holding the memory's cross-attention K, V (§8.4)."""
+        return [KVCache(*layer.cross_attn.memory_keys_values(memory)) for layer in self.layers]
+
+    def step(self, token, position, caches):
+        """token (b, 1) at `position` (0 = BOS) -> (b, 1, d_model); each cache grows by a row."""
+        x = self.embed(token, start=position)  # (b, 1, d_model)
+        for layer, cache in zip(self.layers, caches, strict=True):
+            x = layer.step(x, cache)
+        return self.norm(x)
+
 
 def collect(attn_weights, record, prefix) -> None:
     """Move one layer's {"self_attn": w, ...} into the model's dict as "{prefix}.self_attn"."""
@@ -447,15 +553,29 @@ class Transformer(nn.Module):
         return weights
 
     @torch.no_grad()
-    def greedy_decode(self, src, max_len, bos_id=1):
+    def greedy_decode(self, src, max_len, bos_id=1, use_cache=False):
         """Autoregressive greedy decoding from BOS (§8.4): the prefix grows by the argmax
-        token, max_len steps, no early stop at EOS, no KV cache -> (b, max_len) tokens."""
+        token, max_len steps, no early stop at EOS -> (b, max_len) tokens.
+
+        Without the cache, step t runs the whole prefix (t + 1 positions) through the decoder
+        again: 1 + 2 + ... + max_len positions in all. With use_cache=True, each decoder layer
+        keeps its K, V (KVCache) and step t computes position t only: max_len positions in
+        all, the same tokens.
+        """
         check_tokens(src, "src")
+        if max_len < 0:
+            raise ValueError(f"max_len must be >= 0, got {max_len}")
+        self.decoder.embed.check_length(max_len)  # the last step's input is position max_len - 1
         memory = self.encoder(src)  # (b, n_src, d_model), computed once
         tokens = src.new_full((src.shape[0], 1), bos_id)  # (b, 1)
-        for _ in range(max_len):
-            logits = self.out(self.decoder(tokens, memory)[:, -1])  # (b, tgt_vocab)
-            tokens = torch.cat([tokens, logits.argmax(-1, keepdim=True)], dim=1)  # (b, t + 1)
+        caches = self.decoder.start_caches(memory) if use_cache else None
+        for t in range(max_len):
+            if use_cache:  # the newest token only; the earlier positions live in the caches
+                hidden = self.decoder.step(tokens[:, -1:], t, caches)  # (b, 1, d_model)
+            else:  # the whole prefix again
+                hidden = self.decoder(tokens, memory)  # (b, t + 1, d_model)
+            logits = self.out(hidden[:, -1])  # (b, tgt_vocab)
+            tokens = torch.cat([tokens, logits.argmax(-1, keepdim=True)], dim=1)  # (b, t + 2)
         return tokens[:, 1:]  # (b, max_len)
 
 
@@ -578,3 +698,25 @@ def build_model(kind: str, *, src_vocab: int, tgt_vocab: int, **sizes) -> nn.Mod
 def count_parameters(model: nn.Module) -> int:
     """Trainable parameters (the sinusoidal PE is a buffer, so it does not count)."""
     return sum(p.numel() for p in model.parameters() if p.requires_grad)
+
+
+@contextmanager
+def count_positions(module: nn.Module):
+    """Count the positions that come out of `module` while the block runs (§8.4).
+
+    A forward hook adds the length n of every (b, n, ...) output; the batch shares the count.
+    E.g. on model.decoder.norm, which both decoding paths end with:
+        with count_positions(model.decoder.norm) as counted:
+            model.greedy_decode(src, 8)
+        counted["positions"]  # 36 = 1 + 2 + ... + 8; 8 with use_cache=True
+    """
+    counted = {"positions": 0}
+
+    def hook(_module, _inputs, output):
+        counted["positions"] += output.shape[1]
+
+    handle = module.register_forward_hook(hook)
+    try:
+        yield counted
+    finally:
+        handle.remove()

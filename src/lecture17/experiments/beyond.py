@@ -1,10 +1,13 @@
 """代码 06 · 讲义之外 Beyond the lecture: its "at scale" remarks made concrete (§10.4).
 
     06.1  memory_light_attention  §10.4, §3.4  attention that never stores the n×n matrix
+    06.2  kv_cache_decoding       §8.4         greedy decoding with a key/value cache
 
 References: Dao et al. (2022), "FlashAttention: Fast and Memory-Efficient Exact Attention with
 IO-Awareness", NeurIPS, arXiv:2205.14135 (tiling and the online softmax);
-Milakov & Gimelshein (2018), "Online normalizer calculation for softmax", arXiv:1805.02867.
+Milakov & Gimelshein (2018), "Online normalizer calculation for softmax", arXiv:1805.02867;
+Pope et al. (2023), "Efficiently Scaling Transformer Inference", MLSys, arXiv:2211.05102
+(the KV cache and its memory).
 
 Every function follows the demo contract (docs/CONTRACTS.md): keyword-only settings from
 config/config.yaml, a `seed`, and a tidy DataFrame (label columns, `quantity`, `value`).
@@ -99,3 +102,80 @@ def memory_light_attention(
         ]
     table = pd.DataFrame.from_records(records, columns=["method", "n", "quantity", "value"])
     return table.astype({"n": np.int64, "value": np.float64})
+
+
+# -------------------------------------------------------------------------------------------
+# 06.2 greedy decoding with a key/value cache (§8.4)
+
+
+def _decode_calls(model, src, length, bos_id):
+    """The same greedy decoding of `length` tokens, without and with the KV cache."""
+    return {
+        "uncached": lambda: model.greedy_decode(src, length, bos_id),
+        "cached": lambda: model.greedy_decode(src, length, bos_id, use_cache=True),
+    }
+
+
+def _compare_decoding(model, src, length, bos_id, repeats):
+    """Rows (method, length, quantity, value) of one length: positions, ms, same tokens."""
+    import torch
+
+    from lecture17.tiny_transformer import count_positions
+
+    records, tokens, ms = [], {}, {}
+    for method, decode in _decode_calls(model, src, length, bos_id).items():
+        with count_positions(model.decoder.norm) as counted:  # rows out of the decoder stack
+            tokens[method] = decode()  # (b, L)
+        ms[method] = _median_ms(decode, repeats)
+        records += [
+            (method, length, "positions", counted["positions"]),
+            (method, length, "ms", ms[method]),
+        ]
+    same = torch.equal(tokens["uncached"], tokens["cached"])
+    return records + [
+        ("cached", length, "same_tokens", float(same)),
+        ("cached", length, "ms_ratio_uncached_over_cached", ms["uncached"] / ms["cached"]),
+    ]
+
+
+def kv_cache_decoding(
+    *,
+    lengths: list[int],
+    batch_size: int,
+    d_model: int,
+    n_heads: int,
+    d_ff: int,
+    n_layers: int,
+    repeats: int,
+    seed: int,
+) -> pd.DataFrame:
+    """Greedy decoding without and with a KV cache (§8.4): positions computed, time, tokens.
+
+    A randomly initialised Transformer (torch.manual_seed(seed); n_layers encoder and n_layers
+    decoder layers) on the CPU, one thread (no `device` setting: this demo is about the
+    arithmetic a step saves, not about an accelerator). For each L in ``lengths``, a batch of
+    ``batch_size`` random sources of L symbols (the reversal task's, §9.1) is decoded greedily
+    for L tokens. Rows: (`method` uncached / cached, `length`) → `positions`, the positions the
+    decoder computed, counted by a hook on its output (deterministic), and `ms`, the median of
+    ``repeats`` decodes of the batch (differs on every run); (cached, `length`) → `same_tokens`,
+    1 if both decodes give the same tokens, and `ms_ratio_uncached_over_cached`, the speed-up
+    (a ratio of timings: it differs on every run too).
+    """
+    import torch
+
+    from lecture17 import tiny_transformer as tt
+    from lecture17.training import BOS, VOCAB_SIZE, random_symbols, single_thread
+
+    sizes = dict(d_model=d_model, n_heads=n_heads, d_ff=d_ff, max_len=max(lengths))
+    records = []
+    with single_thread():
+        torch.manual_seed(seed)  # the model's initialisation
+        model = tt.Transformer(
+            VOCAB_SIZE, VOCAB_SIZE, n_enc_layers=n_layers, n_dec_layers=n_layers, **sizes
+        ).eval()
+        sources = torch.Generator().manual_seed(seed)
+        for length in lengths:
+            src = random_symbols(sources, batch_size, length)  # (b, L)
+            records += _compare_decoding(model, src, length, BOS, repeats)
+    table = pd.DataFrame.from_records(records, columns=["method", "length", "quantity", "value"])
+    return table.astype({"length": np.int64, "value": np.float64})
