@@ -4,6 +4,7 @@ The build runs in a copy of the repository (tracked and new files, no results), 
 own `src/` on PYTHONPATH, so editing code there is seen exactly as a user's edit would be.
 """
 
+import itertools
 import os
 import re
 import shutil
@@ -81,7 +82,18 @@ def test_config(workdir):
 
 
 def demo_outputs(config: dict, demo: str) -> set[str]:
-    return {f"results/{demo}/seed{s}.csv" for s in config["demos"][demo]["seeds"]}
+    """A demo's run CSVs: results/<demo>/seed<s>.csv, or …/<k=v/…>/seed<s>.csv with a grid."""
+    spec = config["demos"][demo]
+    grid = spec.get("grid", {})
+    folders = [
+        "/".join(f"{k}={v}" for k, v in zip(grid, values, strict=True))
+        for values in itertools.product(*grid.values())
+    ] or [""]
+    return {
+        os.path.join(f"results/{demo}", folder, f"seed{s}.csv")
+        for folder in folders
+        for s in spec["seeds"]
+    }
 
 
 def report_outputs() -> set[str]:
@@ -168,4 +180,6 @@ def strip_machine(text: str) -> str:
 def test_snakemake_report_works_with_the_tables_and_figures_as_report_items(workdir):
     snakemake(workdir, "--report", "snakemake_report.html")
     html = (workdir / "snakemake_report.html").read_text(errors="replace")
-    assert "表格 Tables" in html and "图 Figures" in html
+    # Snakemake stores the report's items as JSON inside the page (non-ASCII escaped)
+    assert "results/tables/01.1.csv" in html and "03.1_pe_heatmap.png" in html
+    assert "\\u8868\\u683c Tables" in html  # the category 表格 Tables

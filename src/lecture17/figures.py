@@ -75,6 +75,37 @@ def saturation_by_dk(table, ax):
     ax.legend(lines[0] + twin_lines[0], lines[1] + twin_lines[1], fontsize=8, loc="center left")
 
 
+def _job_value(table, quantity, **labels) -> float:
+    """The seed mean of one job-level quantity (the first row that has these labels)."""
+    rows = table[table["quantity"] == quantity]
+    for label, wanted in labels.items():
+        rows = rows[rows[label] == str(wanted)]
+    return float(rows["mean"].iloc[0])
+
+
+def lookup_curves(table, ax):
+    """02.3 (§4.4): test accuracy against step at each cell's fastest lr; one panel per
+    optimizer, one colour per d_k, scaled solid, unscaled dashed."""
+    fig = ax.figure
+    ax.remove()  # one panel per optimizer instead of the single axes draw() made
+    optimizers = list(dict.fromkeys(table["optimizer"]))
+    panels = fig.subplots(1, len(optimizers), sharey=True, squeeze=False)[0]
+    chance = _job_value(table, "chance")
+    for panel, optimizer in zip(panels, optimizers, strict=True):
+        for colour, d_k in enumerate(dict.fromkeys(table["d_k"])):
+            for scaled, style, name in (("True", "-", "scaled"), ("False", "--", "unscaled")):
+                cell = dict(optimizer=optimizer, d_k=d_k, scaled=scaled)
+                lr = format(_job_value(table, "best_lr", **cell), "g")  # labels are "%g" text
+                step, mean, _, _ = _series(table, "accuracy", "step", "lr", cell)[lr]
+                label = f"d_k={d_k} {name}, lr={lr}"
+                panel.plot(step, mean, style, color=f"C{colour}", label=label)
+        panel.axhline(chance, color="grey", linewidth=0.8, linestyle=":")
+        panel.set_title(f"{optimizer}: fastest swept lr per curve")
+        panel.set_xlabel("training step")
+        panel.legend(fontsize=6, loc="lower right")
+    panels[0].set_ylabel(f"test accuracy (chance {chance:.4f})")
+
+
 def previous_token_weight(table, ax):
     """03.4 (§6.4): mean weight on the previous position grows with beta in W^Q = beta M_-1."""
     rows = table[table["quantity"] == "mean_weight_previous"]
@@ -86,12 +117,161 @@ def previous_token_weight(table, ax):
     ax.set_title(f"A previous-token head from PE alone ({len(rows)} values of beta)")
 
 
+def ln_curves(table, ax):
+    """04.3 (§7.5): per-position accuracy against step; one colour per setup, one line style
+    per lr (step 0 = the initialisation)."""
+    chance = _job_value(table, "chance")
+    setups = list(dict.fromkeys(table["setup"]))
+    for style, lr in zip(("-", "--", ":", "-."), dict.fromkeys(table["lr"]), strict=False):
+        curves = _series(table, "accuracy", "step", "setup", {"lr": lr})
+        for colour, setup in enumerate(setups):
+            step, mean, _, _ = curves[setup]
+            ax.plot(step, mean, style, color=f"C{colour}", label=f"{setup}, lr={lr}")
+    ax.axhline(chance, color="grey", linewidth=0.8, linestyle=":", label=f"chance {chance:g}")
+    ax.set_xlabel("training step")
+    ax.set_ylabel("per-position test accuracy")
+    ax.set_title(f"In-place reversal: {', '.join(setups)} (Adam)")
+    ax.legend(fontsize=7)
+
+
+# §9 (05.x): one colour and name per model, the same in every figure
+MODEL_STYLE = {
+    "gru": ("GRU (no attention)", "tab:blue"),
+    "gru_attention": ("GRU + attention", "tab:orange"),
+    "transformer": ("Transformer", "tab:green"),
+}
+CHANCE_05 = 0.1  # §9.1: 10 symbols, a guess is right 1 time in 10
+
+
+def _model_style(model):
+    return MODEL_STYLE.get(model, (model, None))
+
+
+def accuracy_by_length(table, ax):
+    """05.1 (§9.2): whole-sequence (solid) and per-token (dashed) accuracy against L."""
+    for quantity, style in (("sequence_accuracy", "o-"), ("token_accuracy", "s--")):
+        for model, (x, mean, lo, hi) in _series(table, quantity, "seq_len", "model").items():
+            name, colour = _model_style(model)
+            kind = "whole sequence" if quantity == "sequence_accuracy" else "per token (with EOS)"
+            ax.errorbar(
+                x,
+                mean,
+                yerr=[mean - lo, hi - mean],
+                fmt=style,
+                color=colour,
+                capsize=3,
+                label=f"{name}, {kind}",
+            )
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(sorted(table["seq_len"].astype(int).unique()))
+    ax.get_xaxis().set_major_formatter("{x:.0f}")
+    ax.set_ylim(-0.03, 1.03)
+    ax.set_xlabel("sequence length L")
+    ax.set_ylabel("accuracy (greedy decoding)")
+    seeds = table["n_seeds"].max()
+    ax.set_title(f"Reversal: accuracy vs L (mean of {seeds} seeds, bars = min-max)")
+    ax.legend(fontsize=7, loc="lower left")
+
+
+def accuracy_by_position(table, ax):
+    """05.2 (§9.3): accuracy at each 1-based output position t, at the largest L of 05.1."""
+    L = table["seq_len"].astype(int).max()
+    curves = _series(table, "position_accuracy", "position", "model", where={"seq_len": L})
+    for model, (x, mean, lo, hi) in curves.items():
+        name, colour = _model_style(model)
+        ax.plot(x, mean, "o-", ms=3, color=colour, label=name)
+        ax.fill_between(x, lo, hi, color=colour, alpha=0.2)
+    ax.axhline(CHANCE_05, color="grey", ls=":", label="chance (10 symbols)")
+    ax.set_ylim(-0.03, 1.03)
+    ax.set_xlabel(f"output position t (1-based; copies input position {L} + 1 - t)")
+    ax.set_ylabel("accuracy")
+    seeds = table["n_seeds"].max()
+    ax.set_title(f"Where the errors are: L = {L} (mean of {seeds} seeds, band = min-max)")
+    ax.legend(fontsize=8)
+
+
+def _attention_panels(table):
+    """Rows of (title, x label, y label, map) for 05.3: cross-attention heads and the GRU's
+    attention, then the decoder's and the encoder's self-attention heads."""
+    maps = table[table["quantity"] == "map"]
+    rows = {"cross": [], "decoder": [], "encoder": []}
+    for (model, block, head), group in maps.groupby(["model", "block", "head"], sort=False):
+        group = group.assign(query=group["query"].astype(int), key=group["key"].astype(int))
+        grid = group.pivot(index="query", columns="key", values="mean").sort_index()
+        grid = grid.sort_index(axis=1).to_numpy()  # (n_queries, n_keys)
+        name = _model_style(model)[0]
+        if block.endswith("cross_attn"):
+            label = f"{name}: cross-attn" + (f" head {head}" if model == "transformer" else "")
+            rows["cross"].append((label, "source position j", "output step t", grid))
+        elif block.startswith("decoder"):
+            rows["decoder"].append(
+                (f"decoder self-attn head {head}", "prefix position (0 = BOS)", "query t", grid)
+            )
+        else:
+            rows["encoder"].append(
+                (f"encoder self-attn head {head}", "key position", "query position", grid)
+            )
+    cross = sorted(rows["cross"], key=lambda p: not p[0].startswith("Transformer"))
+    return [r for r in (cross, rows["decoder"], rows["encoder"]) if r]
+
+
+def attention_maps(table, ax):
+    """05.3 (§9.4): mean attention weights; the mirror position is the anti-diagonal."""
+    from matplotlib.ticker import MaxNLocator
+
+    rows = _attention_panels(table)
+    n_cols = max(len(r) for r in rows)
+    n_cols += all(len(r) == n_cols for r in rows)  # a free slot for the colour bar
+    fig = ax.figure
+    ax.remove()
+    fig.set_size_inches(2.3 * n_cols, 2.4 * len(rows) + 0.4)
+    axes = fig.subplots(len(rows), n_cols, squeeze=False)
+    for panel_row, row in zip(axes, rows, strict=True):
+        for panel, (title, x_label, y_label, grid) in zip(panel_row, row, strict=False):
+            image = panel.imshow(grid, vmin=0, vmax=1, cmap="viridis", interpolation="nearest")
+            panel.set_title(title, fontsize=7)
+            panel.set_xlabel(x_label, fontsize=6)
+            panel.set_ylabel(y_label, fontsize=6)
+            panel.tick_params(labelsize=5)
+            panel.xaxis.set_major_locator(MaxNLocator(integer=True))
+            panel.yaxis.set_major_locator(MaxNLocator(integer=True))
+        for panel in panel_row[len(row) :]:
+            panel.axis("off")
+    # the bar lives inside the last (empty) panel, so draw()'s tight_layout can place it
+    bar = axes[-1][-1].inset_axes([0.1, 0.0, 0.08, 1.0])
+    fig.colorbar(image, cax=bar, label="mean weight")
+    L = rows[0][0][3].shape[1]
+    fig.suptitle(f"Mean attention weights, reversal of L = {L} (anti-diagonal = mirror position)")
+
+
+def step_time_by_length(table, ax):
+    """05.4 (§9.5): ms per training step against L, log-log (machine-dependent)."""
+    for model, (x, mean, _, _) in _series(table, "ms_per_step", "seq_len", "model").items():
+        name, colour = _model_style(model)
+        ax.plot(x, mean, "o-", color=colour, label=name)
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xticks(sorted(table["seq_len"].astype(int).unique()))
+    ax.get_xaxis().set_major_formatter("{x:.0f}")
+    ax.get_yaxis().set_major_formatter("{x:g}")
+    ax.set_xlabel("sequence length L")
+    ax.set_ylabel("ms per training step (log scale)")
+    ax.set_title("Training step time on this machine (CPU, 1 thread; machine-dependent)")
+    ax.legend()
+
+
 # name -> (demo whose table it draws, function)
 FIGURES = {
     "01.4_sensitivity": ("01.4", sensitivity_by_distance),
     "02.2_saturation": ("02.2", saturation_by_dk),
+    "02.3_lookup_curves": ("02.3", lookup_curves),
     "03.1_pe_heatmap": ("03.1", pe_heatmap),
     "03.4_previous_token": ("03.4", previous_token_weight),
+    "04.3_ln_curves": ("04.3", ln_curves),
+    "05.1_accuracy_by_length": ("05.1", accuracy_by_length),
+    "05.2_accuracy_by_position": ("05.1", accuracy_by_position),  # 05.2 reads the 05.1 runs
+    "05.3_attention_maps": ("05.3", attention_maps),
+    "05.4_step_time": ("05.4", step_time_by_length),
 }
 
 
@@ -105,10 +285,30 @@ CAPTIONS = {
         "图：不缩放时，d_k 越大，softmax 饱和（最大权重 > 0.99）的比例越高、"
         "雅可比范数越小；缩放后两者都不随 d_k 变。"
     ),
+    "02.3_lookup_curves": (
+        "图：查字典任务的测试准确率随训练步数的变化，每条曲线取该格里最快到 90% 的学习率"
+        "（没有一个到的取最后准确率最高的）。左 Adam、右 SGD；实线缩放、虚线不缩放，颜色是 d_k。"
+    ),
     "03.1_pe_heatmap": "图：正弦位置编码的热图。左边高频的维度变化很快，右边低频的维度几乎不变。",
     "03.4_previous_token": (
         "图：只用位置编码、W^Q = β M₋₁ 时，放在前一个位置上的平均权重随 β 变“硬”。"
     ),
+    "04.3_ln_curves": (
+        "图：6 层编码器做原地反转时，逐位置准确率随步数的变化。实线 lr 1e−2、虚线 lr 1e−3；"
+        "灰色点线是瞎猜。"
+    ),
+    "05.1_accuracy_by_length": (
+        "图：整句（实线）和逐词（虚线，含 EOS）准确率随 L 的变化，误差棒是种子间的最小–最大。"
+    ),
+    "05.2_accuracy_by_position": (
+        "图：每个输出位置 t（从 1 数起，复制输入的第 L + 1 − t 个词）的准确率，"
+        "阴影是种子间的最小–最大。"
+    ),
+    "05.3_attention_maps": (
+        "图：平均注意力权重。第一行：Transformer 的编码器-解码器注意力各头和 GRU + 注意力"
+        "（反对角线 = 镜像位置）；第二行：解码器自注意力；第三行：编码器自注意力。"
+    ),
+    "05.4_step_time": "图：每步训练耗时随 L 的变化（对数坐标，CPU 单线程，因机器而异）。",
 }
 
 
