@@ -12,6 +12,7 @@ torch.set_num_threads(1)  # §0.5: single-threaded, like the lecture
 
 ATOL = 1e-12
 SEEDS = [0, 1, 2]
+CUDA = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 
 
 def generator(seed):
@@ -219,6 +220,100 @@ def test_bad_training_settings_raise():
         tr.train(tiny("gru"), tr.ReversalTask(4), steps=0, lr=1e-3, seed=0)
     with pytest.raises(ValueError, match="eval_every must be positive"):
         tr.train(tiny("gru"), tr.ReversalTask(4), steps=2, lr=1e-3, seed=0, eval_every=0)
+
+
+# -----------------------------------------------------------------------------
+# devices: batches and init drawn on the CPU, then moved
+
+
+def test_unknown_device_is_refused_before_any_work():
+    def make_model():
+        raise AssertionError("the model must not be built for a bad device")
+
+    with pytest.raises(ValueError, match=r"unknown device 'gpu'.*'cpu', 'cuda'"):
+        tr.train(make_model, tr.ReversalTask(4), steps=2, lr=1e-3, seed=0, device="gpu")
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has a GPU")
+def test_cuda_without_a_gpu_says_so():
+    with pytest.raises(RuntimeError, match="no GPU"):
+        tr.check_device("cuda")
+    with pytest.raises(RuntimeError, match="no GPU"):
+        tr.train(tiny("gru"), tr.ReversalTask(4), steps=2, lr=1e-3, seed=0, device="cuda")
+
+
+def test_to_device_keeps_cpu_batches_as_they_are():
+    batch = tr.reversal_batch(generator(0), 3, 4)
+    moved = tr.to_device(batch, "cpu")
+    assert isinstance(moved, tuple) and all(a is b for a, b in zip(batch, moved, strict=True))
+
+
+def test_explicit_cpu_is_the_default():
+    def run(**device):
+        return tr.train(
+            tiny("gru_attention"),
+            tr.ReversalTask(4),
+            steps=3,
+            lr=1e-3,
+            seed=0,
+            batch_size=4,
+            n_test=8,
+            **device,
+        )
+
+    default, cpu = run(), run(device="cpu")
+    assert [h["loss"] for h in default.history] == [h["loss"] for h in cpu.history]
+    assert default.evaluations == cpu.evaluations
+
+
+def classifier():
+    return tt.EncoderClassifier(
+        tr.VOCAB_SIZE, tr.VOCAB_SIZE, n_layers=1, d_model=16, n_heads=2, d_ff=32
+    )
+
+
+CUDA_RUNS = {
+    "transformer": (tiny("transformer"), tr.ReversalTask(6)),
+    "gru_attention": (tiny("gru_attention"), tr.ReversalTask(6)),
+    "gru": (tiny("gru"), tr.ReversalTask(6)),
+    "encoder_classifier": (classifier, tr.InplaceReversalTask(6)),
+    "lookup": (lambda: tr.LookupAttention(16, 8), tr.LookupTask(16, 16)),
+}
+
+
+@pytest.mark.gpu
+@CUDA
+@pytest.mark.parametrize("name", sorted(CUDA_RUNS))
+def test_cuda_trains_from_the_cpus_init_on_the_cpus_batches(name):
+    make_model, task = CUDA_RUNS[name]
+    settings = dict(steps=5, lr=1e-3, seed=0, batch_size=8, eval_every=5, n_test=20)
+    cpu = tr.train(make_model, task, **settings)
+    gpu = tr.train(make_model, task, **settings, device="cuda")
+    assert all(p.device.type == "cuda" for p in gpu.model.parameters())
+    assert gpu.evaluations[-1].keys() == cpu.evaluations[-1].keys() and gpu.ms_per_step > 0
+    # step 1's loss is the same init on the same first batch; 1e-3 leaves room for other
+    # kernels (cuDNN's GRU may use TF32), far below what another init or batch would give
+    assert gpu.history[0]["loss"] == pytest.approx(cpu.history[0]["loss"], rel=1e-3)
+    # SGD at lr 0 leaves the weights as built: on cuda, exactly the CPU's seeded init
+    frozen = dict(steps=1, lr=0.0, seed=0, optimizer="sgd", batch_size=8, n_test=20)
+    torch.manual_seed(0)
+    init = make_model().state_dict()
+    trained = tr.train(make_model, task, **frozen, device="cuda").model.state_dict()
+    for key, value in init.items():
+        torch.testing.assert_close(trained[key].cpu(), value, rtol=0, atol=0)
+
+
+@pytest.mark.gpu
+@CUDA
+@pytest.mark.parametrize("kind", ["transformer", "gru_attention"])
+def test_attention_statistics_on_cuda_match_the_cpu(kind):
+    torch.manual_seed(0)
+    model = tiny(kind)()
+    src = tr.reversal_batch(generator(0), 10, 6)[0]
+    on_cpu = tr.attention_statistics(model, src)
+    on_gpu = tr.attention_statistics(model.to("cuda"), src.to("cuda"))
+    assert on_cpu[["block", "head", "quantity"]].equals(on_gpu[["block", "head", "quantity"]])
+    assert on_gpu["value"].to_numpy() == pytest.approx(on_cpu["value"].to_numpy(), abs=1e-4)
 
 
 @pytest.mark.slow

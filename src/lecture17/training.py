@@ -18,6 +18,11 @@ counts the L symbols only (chance 0.1); a sequence is right when all L + 1 outpu
 
 Test sets: n_test new samples from a separate generator seeded with seed + 10_000, a stream
 apart from the training batches (generator seeded with seed) and fixed for every evaluation.
+
+Devices: train(device="cuda") builds the model on the CPU under the seed and draws every batch
+on the CPU from the seeded generator, then moves them to the GPU: the same initialisation and
+the same data as a CPU run (its float results may still differ in the last bits: other
+kernels). Step timings on cuda wait for the GPU before the clock stops.
 """
 
 import math
@@ -37,6 +42,7 @@ FIRST_SYMBOL, N_SYMBOLS = 3, 10
 VOCAB_SIZE = FIRST_SYMBOL + N_SYMBOLS  # 13
 TEST_SEED_OFFSET = 10_000
 OPTIMIZERS = ("adam", "sgd")
+DEVICES = ("cpu", "cuda")
 
 # -----------------------------------------------------------------------------
 # data
@@ -213,6 +219,19 @@ def evaluation_set(task, seed: int, n_test: int = 500):
 # training
 
 
+def check_device(device: str) -> None:
+    """Refuse an unknown device, naming the allowed ones, and cuda on a machine without a GPU."""
+    if device not in DEVICES:
+        raise ValueError(f"unknown device {device!r}; expected one of {DEVICES}")
+    if device == "cuda" and not torch.cuda.is_available():
+        raise RuntimeError("device 'cuda' was asked for but torch sees no GPU; use device: cpu")
+
+
+def to_device(batch, device: str) -> tuple:
+    """A batch (tensors drawn on the CPU) moved to `device`; on cpu, the very same tensors."""
+    return tuple(t.to(device) for t in batch)
+
+
 @contextmanager
 def single_thread():
     """torch.set_num_threads(1) for the lecture's determinism (§0.5), restored afterwards."""
@@ -243,7 +262,7 @@ class TrainResult:
     """What train() returns. history: one {"step", "lr", "loss"} per step (step = 1..steps,
     the number of updates done); evaluations: {"step", metrics...} at every eval_every steps
     and at the end; ms_per_step: median wall time of one step (forward, backward, optimizer
-    step), single-threaded — machine-dependent."""
+    step), single-threaded, on cuda until the GPU has finished it — machine-dependent."""
 
     model: nn.Module
     history: list[dict] = field(default_factory=list)
@@ -267,32 +286,39 @@ def train(
     batch_size: int = 64,
     eval_every: int | None = None,
     n_test: int = 500,
+    device: str = "cpu",
 ) -> TrainResult:
     """Build a model under torch.manual_seed(seed) and train it on fresh batches of `task`.
 
     Training batches come from torch.Generator().manual_seed(seed), the test set from
     seed + 10_000 (evaluation_set). The same arguments give the same history on the same machine.
+    The model is built and every batch drawn on the CPU, then moved to `device` (cpu or cuda).
     """
+    check_device(device)
     if steps <= 0 or batch_size <= 0:
         raise ValueError(f"steps and batch_size must be positive, got {steps}, {batch_size}")
     if eval_every is not None and eval_every <= 0:
         raise ValueError(f"eval_every must be positive or None, got {eval_every}")
+    # cuda runs its kernels asynchronously: wait for them, or the clock times only the launches
+    sync = torch.cuda.synchronize if device == "cuda" else lambda: None
     with single_thread():
-        torch.manual_seed(seed)  # the model's initialisation
-        model = make_model()
+        torch.manual_seed(seed)  # the model's initialisation, on the CPU whatever the device
+        model = make_model().to(device)
         opt = make_optimizer(optimizer, model.parameters(), lr)
         data = torch.Generator().manual_seed(seed)
-        test = evaluation_set(task, seed, n_test)
+        test = to_device(evaluation_set(task, seed, n_test), device)
         result, times = TrainResult(model), []
         for step in range(steps):
             for group in opt.param_groups:
                 group["lr"] = warmup_lr(lr, step, warmup)
-            batch = task.sample(data, batch_size)
+            batch = to_device(task.sample(data, batch_size), device)
+            sync()  # the batch's copy to the GPU stays outside the clock
             start = time.perf_counter()
             loss = task.loss(model, batch)
             opt.zero_grad(set_to_none=True)
             loss.backward()
             opt.step()
+            sync()
             times.append(time.perf_counter() - start)
             done = step + 1
             result.history.append(
@@ -314,14 +340,14 @@ def mirror_weight(weights: torch.Tensor) -> torch.Tensor:
     Only the L steps that copy a symbol (t < L); the EOS step has no mirror position.
     """
     L = weights.shape[-1]
-    t = torch.arange(L)
+    t = torch.arange(L, device=weights.device)
     return weights[:, :, t, L - 1 - t].mean(dim=(0, 2))  # (h,)
 
 
 def mirror_offset_share(weights: torch.Tensor, offset: int) -> torch.Tensor:
     """Share of output steps t < L whose argmax source position is mirror + offset, per head."""
     L = weights.shape[-1]
-    mirror = L - 1 - torch.arange(L)  # (L,)
+    mirror = L - 1 - torch.arange(L, device=weights.device)  # (L,)
     argmax = weights[:, :, :L].argmax(dim=-1)  # (b, h, L)
     return (argmax == mirror + offset).double().mean(dim=(0, 2))  # (h,)
 
@@ -347,7 +373,7 @@ def attention_statistics(model: nn.Module, src: torch.Tensor) -> pd.DataFrame:
     """
     L = src.shape[1]
     decoded = model.greedy_decode(src, L + 1, bos_id=BOS)  # (b, L+1)
-    tgt_in = torch.cat([torch.full((src.shape[0], 1), BOS), decoded[:, :-1]], dim=1)
+    tgt_in = torch.cat([src.new_full((src.shape[0], 1), BOS), decoded[:, :-1]], dim=1)
     rows = []
     for block, weights in model.attention_weights(src, tgt_in).items():
         if weights.dim() == 3:  # GRU: (b, n_tgt, n_src) -> one head

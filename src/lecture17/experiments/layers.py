@@ -1,11 +1,11 @@
 """代码 04 · 编码器层与解码器层 Encoder and decoder layers (lecture §7–§8).
 
-Demos of the lecture's script 04 (demo 3, Post-LN vs Pre-LN training, is a training
-experiment and lives with the training code):
+Demos of the lecture's script 04 (demo 3, Post-LN vs Pre-LN, trains with torch):
 
     04.1  encoder_vs_torch        §7.4  numpy encoder layer = nn.TransformerEncoderLayer;
                                         where the base model's parameters are
     04.2  layernorm_vs_batchnorm  §7.3  BatchNorm depends on the batch, LayerNorm does not
+    04.3  post_vs_pre_ln          §7.5  Post-LN fails at lr 1e-2 without warmup, Pre-LN does not
     04.4  look_ahead_mask         §8.1  no output sees a later input (weights, outputs, Jacobian)
     04.5  decoder_vs_torch        §8.2, §8.4  numpy decoder layer = nn.TransformerDecoderLayer;
                                         all positions at once = one prefix at a time
@@ -455,3 +455,82 @@ def padding_mask(
             {"mask": name, "quantity": "max_change_new_pads", "value": new_pads},
         ]
     return _table(records, ["mask"])
+
+
+# -------------------------------------------------------------------------------------------
+# 04.3 Post-LN vs Pre-LN, and warmup (§7.5)
+
+# setup -> (norm_first, with warmup?): §7.5's rows, Post-LN also with the 100-step warmup
+LN_SETUPS = {"post_ln": (False, False), "pre_ln": (True, False), "post_ln_warmup": (False, True)}
+
+
+def post_vs_pre_ln(
+    *,
+    setup: str,
+    lr: float,
+    length: int,
+    steps: int,
+    eval_every: int,
+    warmup: int,
+    batch_size: int,
+    n_test: int,
+    n_layers: int,
+    d_model: int,
+    n_heads: int,
+    d_ff: int,
+    device: str,
+    seed: int,
+) -> pd.DataFrame:
+    """Train an n_layers encoder classifier on in-place reversal (§7.5) with Adam at `lr`.
+
+    setup: post_ln or pre_ln without warmup, or post_ln_warmup (Post-LN, linear warmup over
+    `warmup` steps). Rows: `accuracy` (per position, all positions of the n_test-sample test
+    set) at every `step` 0, eval_every, 2 eval_every, …, steps (step 0 = the initialisation);
+    `sequence_accuracy` after `steps`; `chance` (1 / number of symbols).
+    """
+    import torch
+
+    from lecture17 import tiny_transformer, training
+
+    training.check_device(device)
+    if setup not in LN_SETUPS:
+        raise ValueError(f"unknown setup {setup!r}; expected one of {tuple(LN_SETUPS)}")
+    norm_first, warm = LN_SETUPS[setup]
+
+    def make_model():
+        return tiny_transformer.EncoderClassifier(
+            training.VOCAB_SIZE,
+            training.VOCAB_SIZE,
+            n_layers=n_layers,
+            d_model=d_model,
+            n_heads=n_heads,
+            d_ff=d_ff,
+            norm_first=norm_first,
+        )
+
+    task = training.InplaceReversalTask(length)
+    with training.single_thread():  # step 0: the very init train() builds under this seed
+        torch.manual_seed(seed)
+        test = training.to_device(training.evaluation_set(task, seed, n_test), device)
+        before = task.evaluate(make_model().to(device), test)
+    run = training.train(
+        make_model,
+        task,
+        steps=steps,
+        lr=lr,
+        seed=seed,
+        optimizer="adam",
+        warmup=warmup if warm else 0,
+        batch_size=batch_size,
+        eval_every=eval_every,
+        n_test=n_test,
+        device=device,
+    )
+    curve = [{"step": 0, **before}, *run.evaluations]
+    records = [{"step": e["step"], "quantity": "accuracy", "value": e["accuracy"]} for e in curve]
+    records += [
+        {"quantity": "sequence_accuracy", "value": run.final["sequence_accuracy"]},
+        {"quantity": "chance", "value": 1 / training.N_SYMBOLS},
+    ]
+    table = pd.DataFrame.from_records(records, columns=["step", "quantity", "value"])
+    return table.astype({"step": "Int64", "value": np.float64})

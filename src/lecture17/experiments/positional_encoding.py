@@ -1,12 +1,12 @@
 """代码 03 · 位置编码 Positional encoding (lecture §6).
 
-Demos 1–4 of the lecture's script 03 (demo 5, the reversal ablation, is a training experiment
-and lives with the training code):
+Demos of the lecture's script 03 (demo 5, the reversal ablation, trains with torch):
 
     03.1  wavelengths          §6.2  wavelength 2π/ω_i of each pair, ‖PE(pos)‖, the PE matrix
     03.2  relative_shift       §6.3  PE(p + k) = PE(p) M_k, M_k orthogonal, M_3 M_7 = M_10
     03.3  pe_dot_products      §6.3  PE(p)·PE(p + k) depends only on the distance k (Ex6)
     03.4  previous_token_head  §6.4  W^Q = β M_{-1}, W^K = I attends to the previous position
+    03.5  pe_ablation          §6.6  reversal without / with PE, and the √d_model pitfall
 
 References: Vaswani et al. (2017), "Attention is all you need", §3.5 (sinusoidal encoding);
 Olsson et al. (2022), "In-context learning and induction heads" (previous-token heads).
@@ -207,3 +207,124 @@ def previous_token_head(
     ]
     table = pd.DataFrame.from_records(records, columns=["beta", "quantity", "value"])
     return table.astype({"beta": np.float64, "value": np.float64})
+
+
+# -------------------------------------------------------------------------------------------
+# 03.5 does PE matter? Reversal with a tiny Transformer; the sqrt(d_model) pitfall (§6.6)
+
+# variant -> the Embedding's positional encoding; sinusoidal_scaled also multiplies the token
+# embeddings by sqrt(d_model), the paper's §3.4 factor, on nn.Embedding's N(0, 1) init (§6.6).
+# Ex9 reads "the first row": keep sinusoidal first in the config (reading-aid flag F10).
+PE_VARIANTS = {
+    "sinusoidal": "sinusoidal",
+    "none": "none",
+    "learned": "learned",
+    "sinusoidal_scaled": "sinusoidal",
+}
+
+
+def pe_ablation_model(*, variant: str, vocab_size: int, **sizes):
+    """The §6.6 Transformer of one variant (sizes: d_model, n_heads, d_ff, layers, scale).
+
+    Only sinusoidal_scaled passes emb_scale; the others keep tiny_transformer's default
+    (and every variant its default max_len).
+    """
+    from lecture17 import tiny_transformer
+
+    if variant not in PE_VARIANTS:
+        raise ValueError(f"unknown variant {variant!r}; expected one of {tuple(PE_VARIANTS)}")
+    if variant == "sinusoidal_scaled":
+        sizes["emb_scale"] = np.sqrt(sizes["d_model"])  # the paper's √d_model (8 in §6.6)
+    return tiny_transformer.build_model(
+        "transformer",
+        src_vocab=vocab_size,
+        tgt_vocab=vocab_size,
+        pe=PE_VARIANTS[variant],
+        **sizes,
+    )
+
+
+def _init_norms(model, length: int) -> dict[str, float]:
+    """§6.6 at initialisation: mean ‖row‖ of the source token embedding, before and after
+    emb_scale, and mean ‖PE(pos)‖ over the positions 0..length−1 used (no PE: no row)."""
+    embed = model.encoder.embed
+    norm = embed.token.weight.detach().norm(dim=1).mean().item()  # over all vocabulary rows
+    norms = {
+        "emb_scale": float(embed.emb_scale),
+        "embedding_norm": norm,
+        "scaled_embedding_norm": norm * embed.emb_scale,
+    }
+    if embed.pe is not None:
+        norms["pe_norm"] = embed.pe[:length].detach().norm(dim=1).mean().item()
+    return norms
+
+
+def pe_ablation(
+    *,
+    variant: str,
+    length: int,
+    steps: int,
+    lr: float,
+    warmup: int,
+    batch_size: int,
+    n_test: int,
+    d_model: int,
+    n_heads: int,
+    d_ff: int,
+    n_enc_layers: int,
+    n_dec_layers: int,
+    scale: bool,
+    device: str,
+    seed: int,
+) -> pd.DataFrame:
+    """Reverse `length` symbols (§9.1) with a 1 + 1 layer Transformer of one PE `variant`.
+
+    Evaluated by greedy decoding from BOS on n_test new sequences after `steps` Adam steps
+    (linear warmup over `warmup` steps). `scale` is MultiHeadAttention's 1/√d_k (Ex9: False).
+    Rows (quantity, value): `token_accuracy` (the L symbols and the EOS, reading-aid flag F01),
+    `symbol_accuracy` (the L symbols), `sequence_accuracy` (all L + 1 right), `chance` (token
+    accuracy of uniform guessing with a right EOS: (L/10 + 1)/(L + 1)); at initialisation
+    (`_init_norms`): `emb_scale`, `embedding_norm`, `scaled_embedding_norm`, `pe_norm`.
+    """
+    from lecture17 import training
+
+    training.check_device(device)
+    sizes = dict(
+        d_model=d_model,
+        n_heads=n_heads,
+        d_ff=d_ff,
+        n_enc_layers=n_enc_layers,
+        n_dec_layers=n_dec_layers,
+        scale=scale,
+    )
+    init = {}
+
+    def make_model():  # train() calls it under torch.manual_seed(seed): this IS the trained init
+        model = pe_ablation_model(variant=variant, vocab_size=training.VOCAB_SIZE, **sizes)
+        init.update(_init_norms(model, length))
+        return model
+
+    run = training.train(
+        make_model,
+        training.ReversalTask(length),
+        steps=steps,
+        lr=lr,
+        seed=seed,
+        optimizer="adam",
+        warmup=warmup,
+        batch_size=batch_size,
+        n_test=n_test,
+        device=device,
+    )
+    final = run.final
+    # F01: a uniform guess is right 1 time in N_SYMBOLS on each symbol; EOS counted as right
+    chance = (length / training.N_SYMBOLS + 1) / (length + 1)
+    values = {
+        "token_accuracy": final["token_accuracy"],
+        "symbol_accuracy": final["symbol_accuracy"],
+        "sequence_accuracy": final["sequence_accuracy"],
+        "chance": chance,
+        **init,
+    }
+    table = pd.DataFrame({"quantity": list(values), "value": list(values.values())})
+    return table.astype({"value": np.float64})

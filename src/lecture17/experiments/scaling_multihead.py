@@ -1,9 +1,10 @@
 """代码 02 · 缩放与多头注意力 Scaling and multi-head attention (lecture §4–§5).
 
-Demos of the lecture's script 02 (02.3, the "lookup" training experiment, lives elsewhere):
+Demos of the lecture's script 02:
 
     02.1  dot_product_variance  §4.2  Var(q·k) = d_k; dividing by sqrt(d_k) brings it back to 1
     02.2  softmax_saturation    §4.3  unscaled scores saturate the softmax; ‖J‖_F collapses
+    02.3  lookup_task           §4.4  training a look-up with and without 1/sqrt(d_k) (torch)
     02.4  multihead_vs_torch    §5.2–§5.4  parameter count, numpy = ours = nn.MultiheadAttention,
                                       the inverted-mask pitfall
     02.5  one_head_vs_three     §5.1  one head averages; three heads each ask one question
@@ -304,3 +305,99 @@ def one_head_vs_three(*, strength: float, seed: int) -> pd.DataFrame:
         for (h, d), v in zip(slices, concat, strict=True)
     ]
     return _rows(records, ["head", "key", "dim"])
+
+
+# -------------------------------------------------------------------------------------------
+# 02.3 the look-up task: training with and without 1/sqrt(d_k) (§4.4, Ex2(c), Ex9)
+
+
+def _steps_to(evaluations: list[dict], threshold: float) -> int | None:
+    """The first evaluated step whose accuracy is ≥ threshold (§4.4), None if none is."""
+    return next((e["step"] for e in evaluations if e["accuracy"] >= threshold), None)
+
+
+def _fastest(per_lr: dict) -> float:
+    """The lr that reaches the threshold first (ties: the first in the swept order); when none
+    reaches it, the lr with the highest final accuracy."""
+    reached = {lr: r["steps"] for lr, r in per_lr.items() if r["steps"] is not None}
+    if reached:
+        return min(reached, key=reached.get)
+    return max(per_lr, key=lambda lr: per_lr[lr]["final"])
+
+
+def lookup_task(
+    *,
+    n_pairs: int,
+    d_model: int,
+    d_k: int,
+    scaled: bool,
+    optimizer: str,
+    adam_lrs: list[float],
+    sgd_lrs: list[float],
+    steps: int,
+    batch_size: int,
+    eval_every: int,
+    n_test: int,
+    threshold: float,
+    device: str,
+    seed: int,
+) -> pd.DataFrame:
+    """One (d_k, scaled, optimizer) cell of §4.4's table: train LookupAttention at every
+    swept learning rate (adam_lrs or sgd_lrs) from the same init and the same batches.
+
+    Rows, per learning rate (`lr`, text as "%g"): `accuracy` at every `step` (every eval_every
+    steps, on the fixed n_test-sample test set); `steps_to_90` (the first step with accuracy
+    ≥ threshold, only where there is one: never NaN); `reached` (1 or 0); `final_accuracy`.
+    Per job (no lr): `best_steps_to_90` (the fastest lr's, only if one reached),
+    `n_lrs_reached`, `n_lrs`, `best_lr` (the fastest lr, or the best final accuracy if none
+    reached), `chance` (1 / n_pairs).
+    """
+    from lecture17 import training
+
+    training.check_device(device)
+    if optimizer not in training.OPTIMIZERS:
+        raise ValueError(f"unknown optimizer {optimizer!r}; expected one of {training.OPTIMIZERS}")
+    lrs = adam_lrs if optimizer == "adam" else sgd_lrs
+    task = training.LookupTask(n_pairs, d_model)
+
+    def make_model():
+        return training.LookupAttention(d_model, d_k, scale=scaled)
+
+    records, per_lr = [], {}
+    for lr in lrs:
+        run = training.train(
+            make_model,
+            task,
+            steps=steps,
+            lr=lr,
+            seed=seed,
+            optimizer=optimizer,
+            batch_size=batch_size,
+            eval_every=eval_every,
+            n_test=n_test,
+            device=device,
+        )
+        label = format(lr, "g")  # text: a float label would print as 0.00029999999999999997
+        first = _steps_to(run.evaluations, threshold)
+        per_lr[lr] = {"steps": first, "final": run.final["accuracy"]}
+        records += [
+            {"lr": label, "step": e["step"], "quantity": "accuracy", "value": e["accuracy"]}
+            for e in run.evaluations
+        ]
+        if first is not None:  # a lr that never reaches the threshold has no step count
+            records.append({"lr": label, "quantity": "steps_to_90", "value": first})
+        records += [
+            {"lr": label, "quantity": "reached", "value": float(first is not None)},
+            {"lr": label, "quantity": "final_accuracy", "value": run.final["accuracy"]},
+        ]
+    reached = [r["steps"] for r in per_lr.values() if r["steps"] is not None]
+    if reached:
+        records.append({"quantity": "best_steps_to_90", "value": min(reached)})
+    records += [
+        {"quantity": "n_lrs_reached", "value": len(reached)},
+        {"quantity": "n_lrs", "value": len(lrs)},
+        {"quantity": "best_lr", "value": _fastest(per_lr)},
+        {"quantity": "chance", "value": 1 / n_pairs},
+    ]
+    table = pd.DataFrame.from_records(records, columns=["lr", "step", "quantity", "value"])
+    return table.astype({"step": "Int64", "value": np.float64})

@@ -1,1 +1,366 @@
-"""Lecture 17 script 05: a tiny Transformer vs GRU seq2seq on sequence reversal (§9)."""
+"""代码 05 · 一个小 Transformer vs GRU seq2seq Transformer vs GRU seq2seq (lecture §9).
+
+Three models learn to reverse L random symbols (§9.1) with the same training budget: a GRU
+encoder-decoder without attention, the same with Luong attention, and a tiny Transformer.
+
+    05.1  reversal_comparison  §9.1–§9.2, §9.5  one model, one L, one seed: parameters,
+                                                accuracy by greedy decoding, ms per step
+    05.2  (no function)        §9.3  accuracy by output position at L = 32: the report
+                                     reads 05.1's `position_accuracy` rows
+    05.3  attention_analysis   §9.4  the same training, then what the attention looks at
+    05.4  step_time            §9.5  ms per training step as L grows to 128
+
+References: Vaswani et al. (2017), "Attention is all you need"; Cho et al. (2014), "Learning
+phrase representations using RNN encoder-decoder"; Luong, Pham & Manning (2015), "Effective
+approaches to attention-based neural machine translation"; Clark et al. (2019), "What does
+BERT look at?" (heads that park on a fixed token, §9.4).
+
+Every function follows the demo contract (docs/CONTRACTS.md). The training itself is
+lecture17.training.train (Adam with linear warmup, fresh batches from a seeded generator,
+evaluation by greedy decoding on a fixed test set, §8.4, on the cpu or cuda `device`); this
+module picks the model and turns the results into a tidy table. torch, tiny_transformer and
+training are imported inside the functions (a numpy-only job must not pay for torch).
+
+Devices: batches are always drawn on the CPU from the seeded generator, then moved, so a cuda
+run trains on the same data from the same initialisation (its float results may still differ
+in the last bits: other kernels). Timings on cuda synchronise before the clock stops.
+"""
+
+import time
+
+import numpy as np
+import pandas as pd
+
+# §9.4's per-head statistics, in the order the report shows them
+STATISTICS = (
+    "mirror_weight",
+    "neighbour_weight",
+    "bos_weight",
+    "entropy",
+    "uniform_entropy",
+    "argmax_at_mirror-1",
+    "argmax_at_mirror+0",
+    "argmax_at_mirror+1",
+)
+
+# -------------------------------------------------------------------------------------------
+# settings
+
+
+def _check(*, model: str, seq_len: int, sizes: dict, device: str) -> None:
+    """Refuse bad settings before any work, naming what is allowed."""
+    from lecture17.tiny_transformer import MODEL_KINDS
+    from lecture17.training import check_device
+
+    if model not in MODEL_KINDS:
+        raise ValueError(f"unknown model {model!r}; expected one of {MODEL_KINDS}")
+    if model not in sizes:
+        raise ValueError(f"sizes has no entry for model {model!r}; it has {sorted(sizes)}")
+    if not isinstance(seq_len, int) or seq_len <= 0:
+        raise ValueError(f"seq_len must be a positive integer, got {seq_len!r}")
+    check_device(device)
+
+
+# -------------------------------------------------------------------------------------------
+# training
+
+
+def builder(model: str, sizes: dict):
+    """What train() calls under torch.manual_seed(seed), on the CPU: the same init on every
+    device (train() moves the model afterwards)."""
+    from lecture17.tiny_transformer import build_model
+    from lecture17.training import VOCAB_SIZE
+
+    def make():
+        return build_model(model, src_vocab=VOCAB_SIZE, tgt_vocab=VOCAB_SIZE, **sizes[model])
+
+    return make
+
+
+def train_reversal(*, model, seq_len, sizes, steps, lr, warmup, batch_size, n_test, device, seed):
+    """§9.1: Adam, linear warmup, fresh batches, teacher forcing; greedy evaluation on n_test
+    new sequences at the end. Returns (TrainResult, wall ms of the whole call)."""
+    from lecture17.training import ReversalTask, train
+
+    start = time.perf_counter()
+    result = train(
+        builder(model, sizes),
+        ReversalTask(seq_len),
+        steps=steps,
+        lr=lr,
+        seed=seed,
+        optimizer="adam",
+        warmup=warmup,
+        batch_size=batch_size,
+        n_test=n_test,
+        device=device,
+    )
+    return result, 1e3 * (time.perf_counter() - start)
+
+
+# -------------------------------------------------------------------------------------------
+# what goes into the tables
+
+
+def structure(net) -> dict[str, int]:
+    """§9.1's model table, read from the built model: parameters, layers, widths, heads."""
+    from lecture17.tiny_transformer import Transformer, count_parameters
+
+    sizes = {"n_params": count_parameters(net)}  # first: the report's first column
+    if isinstance(net, Transformer):
+        first = net.encoder.layers[0]
+        sizes |= {
+            "encoder_layers": len(net.encoder.layers),
+            "decoder_layers": len(net.decoder.layers),
+            "d_model": first.self_attn.d_model,
+            "n_heads": first.self_attn.n_heads,
+            "d_ff": first.ffn.linear1.out_features,
+        }
+    else:  # GRUSeq2Seq: one GRU layer each side
+        sizes |= {
+            "encoder_layers": net.encoder.num_layers,
+            "decoder_layers": net.decoder.num_layers,
+            "emb_dim": net.encoder.input_size,
+            "hidden": net.encoder.hidden_size,
+        }
+    return sizes
+
+
+def accuracy_records(final: dict, seq_len: int) -> list[dict]:
+    """Greedy-decoding accuracies. position_accuracy gets 1-based output positions t = 1..L
+    (§9.3, flag F07: t copies input L + 1 - t); the EOS position L + 1 is left out."""
+    records = [
+        {"quantity": q, "value": final[q]}
+        for q in ("token_accuracy", "symbol_accuracy", "sequence_accuracy")
+    ]
+    per_position = final["position_accuracy"][:seq_len]  # drop the EOS position
+    records += [
+        {"position": t, "quantity": "position_accuracy", "value": acc}
+        for t, acc in enumerate(per_position, start=1)
+    ]
+    return records
+
+
+def _table(records: list[dict], labels: list[str]) -> pd.DataFrame:
+    """Label columns (integers where set, empty where not), then quantity and value."""
+    table = pd.DataFrame.from_records(records, columns=[*labels, "quantity", "value"])
+    for label in labels:
+        if label != "block":
+            table[label] = table[label].astype("Int64")  # 1, 2, … and empty, never 1.0
+    return table.astype({"value": np.float64})
+
+
+# -------------------------------------------------------------------------------------------
+# 05.1 §9.1–§9.2: the comparison
+
+
+def reversal_comparison(
+    *,
+    model: str,
+    seq_len: int,
+    sizes: dict,
+    steps: int,
+    lr: float,
+    warmup: int,
+    batch_size: int,
+    n_test: int,
+    device: str,
+    seed: int,
+) -> pd.DataFrame:
+    """Train one model on reversal of length seq_len and score it by greedy decoding.
+
+    Quantities: the model's structure and n_params (§9.1); token_accuracy (the L symbols and
+    EOS, flag F01), symbol_accuracy (the L symbols), sequence_accuracy (all L + 1 right),
+    position_accuracy by 1-based output position (§9.3); ms_per_step (median training step,
+    train()'s clock) and ms_train_total (the whole run, evaluation included), both
+    machine-dependent (§9.5).
+    """
+    _check(model=model, seq_len=seq_len, sizes=sizes, device=device)
+    result, ms_total = train_reversal(
+        model=model,
+        seq_len=seq_len,
+        sizes=sizes,
+        steps=steps,
+        lr=lr,
+        warmup=warmup,
+        batch_size=batch_size,
+        n_test=n_test,
+        device=device,
+        seed=seed,
+    )
+    records = [{"quantity": q, "value": v} for q, v in structure(result.model).items()]
+    records += accuracy_records(result.final, seq_len)
+    records += [
+        {"quantity": "ms_per_step", "value": result.ms_per_step},
+        {"quantity": "ms_train_total", "value": ms_total},
+    ]
+    return _table(records, ["position"])
+
+
+# -------------------------------------------------------------------------------------------
+# 05.3 §9.4: what the attention learned
+
+
+def decoding_weights(net, src) -> dict:
+    """Per-head weights {block: (b, h, n_q, n_k)} seen while greedy-decoding src, as in
+    training.attention_statistics (the GRU's single attention becomes one head)."""
+    import torch
+
+    from lecture17.training import BOS
+
+    L = src.shape[1]
+    decoded = net.greedy_decode(src, L + 1, bos_id=BOS)  # (b, L+1)
+    tgt_in = torch.cat([src.new_full((src.shape[0], 1), BOS), decoded[:, :-1]], dim=1)
+    weights = net.attention_weights(src, tgt_in)
+    return {block: w if w.dim() == 4 else w[:, None] for block, w in weights.items()}
+
+
+def neighbour_weight(weights):
+    """Cross-attention (b, h, n_tgt, L): mean weight of output step t < L on the two
+    neighbours of its mirror position L-1-t (0 outside the sequence), per head (§9.4)."""
+    import torch
+    import torch.nn.functional as F
+
+    L = weights.shape[-1]
+    padded = F.pad(weights[:, :, :L], (1, 1))  # (b, h, L, L+2): source j sits at column j+1
+    t = torch.arange(L, device=weights.device)
+    mirror = L - 1 - t
+    return (padded[:, :, t, mirror] + padded[:, :, t, mirror + 2]).mean(dim=(0, 2))  # (h,)
+
+
+def map_records(weights: dict) -> list[dict]:
+    """Mean attention map of every block and head over the samples: query and key 0-based
+    (query t = output step, key j = source position, or target prefix position in the
+    decoder's self-attention, 0 = BOS)."""
+    records = []
+    for block, w in weights.items():
+        mean = w.mean(dim=0).double().numpy()  # (h, n_q, n_k)
+        records += [
+            {"block": block, "head": h + 1, "query": q, "key": k, "quantity": "map", "value": v}
+            for (h, q, k), v in np.ndenumerate(mean)
+        ]
+    return records
+
+
+def attention_records(net, src) -> list[dict]:
+    """§9.4's statistics per block and head (training.attention_statistics), the neighbours'
+    share of the cross-attention, the uniform entropy ln L beside the encoder's, and the maps."""
+    from lecture17.training import attention_statistics
+
+    L = src.shape[1]
+    records = attention_statistics(net, src).to_dict("records")
+    weights = decoding_weights(net, src)
+    for block, w in weights.items():
+        heads = range(1, w.shape[1] + 1)
+        if block.endswith("cross_attn"):
+            records += [
+                {"block": block, "head": h, "quantity": "neighbour_weight", "value": v}
+                for h, v in zip(heads, neighbour_weight(w).tolist(), strict=True)
+            ]
+        elif block.startswith("encoder"):  # §9.4 "均匀分布是 …": ln L, computed
+            records += [
+                {"block": block, "head": h, "quantity": "uniform_entropy", "value": np.log(L)}
+                for h in heads
+            ]
+    blocks = list(weights)  # block by block, each quantity's heads together, in STATISTICS order
+    records.sort(key=lambda r: (blocks.index(r["block"]), STATISTICS.index(r["quantity"])))
+    return records + map_records(weights)
+
+
+def attention_analysis(
+    *,
+    model: str,
+    seq_len: int,
+    sizes: dict,
+    steps: int,
+    lr: float,
+    warmup: int,
+    batch_size: int,
+    n_test: int,
+    n_samples: int,
+    device: str,
+    seed: int,
+) -> pd.DataFrame:
+    """Train as in 05.1 (same settings, same seed: the same model), then read the attention
+    weights on the first n_samples sequences of its test set (§9.4).
+
+    Labels: block ("encoder.0.self_attn", "decoder.0.self_attn", "decoder.0.cross_attn"; the
+    GRU's "cross_attn"), head (1-based), query and key (maps only). Quantities per head:
+    mirror_weight, neighbour_weight, entropy, argmax_at_mirror{-1,+0,+1} (cross-attention);
+    bos_weight, entropy (decoder self-attention); entropy, uniform_entropy (encoder); `map`,
+    the mean weight of each (query, key); and the model's token and sequence accuracy.
+    """
+    _check(model=model, seq_len=seq_len, sizes=sizes, device=device)
+    if not 0 < n_samples <= n_test:
+        raise ValueError(f"n_samples must be in 1..n_test ({n_test}), got {n_samples}")
+    from lecture17.training import ReversalTask, evaluation_set, single_thread
+
+    result, _ = train_reversal(
+        model=model,
+        seq_len=seq_len,
+        sizes=sizes,
+        steps=steps,
+        lr=lr,
+        warmup=warmup,
+        batch_size=batch_size,
+        n_test=n_test,
+        device=device,
+        seed=seed,
+    )
+    records = [
+        {"quantity": q, "value": result.final[q]} for q in ("token_accuracy", "sequence_accuracy")
+    ]
+    src = evaluation_set(ReversalTask(seq_len), seed, n_samples)[0]  # (n_samples, L), CPU
+    with single_thread():  # the analysis runs on the CPU, whatever trained the model
+        records += attention_records(result.model.cpu(), src)
+    return _table(records, ["block", "head", "query", "key"])
+
+
+# -------------------------------------------------------------------------------------------
+# 05.4 §9.5: time per training step
+
+
+def step_time(
+    *,
+    model: str,
+    seq_len: int,
+    sizes: dict,
+    lr: float,
+    batch_size: int,
+    warmup_steps: int,
+    timed_steps: int,
+    device: str,
+    seed: int,
+) -> pd.DataFrame:
+    """ms per training step (forward, loss, backward, Adam step; batch drawn outside the
+    clock): median of timed_steps steps after warmup_steps untimed ones, single thread (§9.5).
+    Machine-dependent: timings differ on every run."""
+    _check(model=model, seq_len=seq_len, sizes=sizes, device=device)
+    if warmup_steps < 0 or timed_steps <= 0:
+        raise ValueError(
+            f"need warmup_steps >= 0 and timed_steps > 0, got {warmup_steps}, {timed_steps}"
+        )
+    import torch
+
+    from lecture17.training import ReversalTask, make_optimizer, single_thread, to_device
+
+    sync = torch.cuda.synchronize if device == "cuda" else lambda: None
+    task = ReversalTask(seq_len)
+    with single_thread():
+        torch.manual_seed(seed)
+        net = builder(model, sizes)().to(device)  # as train() does: built on the CPU, then moved
+        opt = make_optimizer("adam", net.parameters(), lr)
+        data = torch.Generator().manual_seed(seed)
+        times = []
+        for _ in range(warmup_steps + timed_steps):
+            batch = to_device(task.sample(data, batch_size), device)
+            sync()
+            start = time.perf_counter()
+            loss = task.loss(net, batch)
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            opt.step()
+            sync()
+            times.append(time.perf_counter() - start)
+    ms = 1e3 * float(np.median(times[warmup_steps:]))
+    return _table([{"quantity": "ms_per_step", "value": ms}], [])

@@ -1,0 +1,365 @@
+"""Demos 05.1, 05.3, 05.4 (§9): table structure, determinism, conventions, settings checks.
+
+The models train here at tiny sizes for a few steps: the numbers are not the lecture's (the
+full build checks those against report/ledger.yaml); what is tested is what every run must
+satisfy. The §9 sizes from config/config.yaml are used only where nothing is trained (the
+parameter counts of §9.1).
+"""
+
+import inspect
+import math
+import subprocess
+import sys
+from functools import cache
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+import yaml
+
+from lecture17 import tiny_transformer as tt
+from lecture17 import training as tr
+from lecture17.aggregate import aggregate, read_runs
+from lecture17.csvio import write_csv
+from lecture17.experiments import transformer_vs_rnn as ex
+from lecture17.report import load_views, render_view
+from lecture17.run import check_settings, load_demo, run_demo
+
+ROOT = Path(__file__).resolve().parents[1]
+CONFIG = yaml.safe_load((ROOT / "config" / "config.yaml").read_text(encoding="utf-8"))["demos"]
+MODELS = ["gru", "gru_attention", "transformer"]
+TINY_SIZES = {
+    "gru": {"emb_dim": 8, "hidden": 16},
+    "gru_attention": {"emb_dim": 8, "hidden": 16},
+    "transformer": {"d_model": 16, "n_heads": 2, "d_ff": 32, "n_enc_layers": 1, "n_dec_layers": 1},
+}
+TRAIN = dict(sizes=TINY_SIZES, steps=8, lr=1e-3, warmup=4, batch_size=16, n_test=40)
+L = 6
+ROWS_SUM_TOL = 1e-5  # the maps are means of float32 softmax rows
+pytestmark = pytest.mark.slow
+
+
+@cache
+def comparison(model: str, seed: int = 0, seq_len: int = L, device: str = "cpu"):
+    return ex.reversal_comparison(**TRAIN, model=model, seq_len=seq_len, device=device, seed=seed)
+
+
+@cache
+def analysis(model: str, device: str = "cpu"):
+    return ex.attention_analysis(
+        **TRAIN, model=model, seq_len=L, n_samples=20, device=device, seed=0
+    )
+
+
+def timing(model: str = "transformer", device: str = "cpu"):
+    return ex.step_time(
+        model=model,
+        seq_len=L,
+        sizes=TINY_SIZES,
+        lr=1e-3,
+        batch_size=8,
+        warmup_steps=1,
+        timed_steps=2,
+        device=device,
+        seed=0,
+    )
+
+
+def value(table, quantity, **labels) -> float:
+    keep = table["quantity"] == quantity
+    for label, wanted in labels.items():
+        keep &= (table[label] == wanted).fillna(False).astype(bool)
+    assert keep.sum() == 1, f"{quantity} {labels}: {keep.sum()} rows"
+    return float(table.loc[keep, "value"].iloc[0])
+
+
+def untimed(table: pd.DataFrame) -> pd.DataFrame:
+    """Everything but the timings (quantities ms…), which differ on every run."""
+    return table[~table["quantity"].str.startswith("ms")].reset_index(drop=True)
+
+
+# -------------------------------------------------------------------------------------------
+# the contract and the config
+
+
+@pytest.mark.parametrize("demo", ["05.1", "05.3", "05.4"])
+def test_demo_follows_the_contract(demo):
+    fn = load_demo(demo)
+    params = inspect.signature(fn).parameters.values()
+    assert all(p.kind is p.KEYWORD_ONLY and p.default is p.empty for p in params)
+    first_point = {key: values[0] for key, values in CONFIG[demo]["grid"].items()}
+    check_settings(fn, {**CONFIG[demo]["settings"], **first_point, "device": "cpu"})
+
+
+def test_importing_the_module_does_not_import_torch():
+    code = "import sys, lecture17.experiments.transformer_vs_rnn; print('torch' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.stdout.strip() == "False", done.stderr
+
+
+def test_attention_analysis_trains_the_05_1_model():
+    """§9.4 opens the L = 16, seed-0 model of §9.2: same training settings and sizes."""
+    train_keys = ["sizes", "steps", "lr", "warmup", "batch_size", "n_test"]
+    one, three = CONFIG["05.1"], CONFIG["05.3"]
+    assert {k: three["settings"][k] for k in train_keys} == {
+        k: one["settings"][k] for k in train_keys
+    }
+    assert three["settings"]["seq_len"] in one["grid"]["seq_len"]
+    assert set(three["grid"]["model"]) <= set(one["grid"]["model"])
+    assert set(three["seeds"]) <= set(one["seeds"])
+    assert CONFIG["05.4"]["settings"]["sizes"] == one["settings"]["sizes"]
+
+
+def test_transformer_has_the_fewest_parameters_at_the_section_9_sizes():
+    """§9.1 "Transformer 的参数最少" (C104), with the configured sizes, nothing trained."""
+    sizes = CONFIG["05.1"]["settings"]["sizes"]
+    vocab = tr.VOCAB_SIZE
+    counts = {
+        m: tt.count_parameters(tt.build_model(m, src_vocab=vocab, tgt_vocab=vocab, **sizes[m]))
+        for m in MODELS
+    }
+    assert counts["transformer"] < min(counts["gru"], counts["gru_attention"]), counts
+
+
+# -------------------------------------------------------------------------------------------
+# 05.1
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_comparison_table(model):
+    table = comparison(model)
+    assert list(table.columns) == ["position", "quantity", "value"]
+    assert table["value"].dtype == np.float64 and table["value"].notna().all()
+    positions = table.loc[table.quantity == "position_accuracy", "position"]
+    assert positions.tolist() == list(range(1, L + 1))  # 1-based, EOS position left out (F07)
+    assert table.loc[table.quantity != "position_accuracy", "position"].isna().all()
+    accuracies = table[table.quantity.str.endswith("accuracy")]["value"]
+    assert accuracies.between(0, 1).all()
+    assert value(table, "ms_per_step") > 0 and value(table, "ms_train_total") > 0
+    vocab = tr.VOCAB_SIZE
+    built = tt.build_model(model, src_vocab=vocab, tgt_vocab=vocab, **TINY_SIZES[model])
+    assert value(table, "n_params") == tt.count_parameters(built)
+    width = "d_model" if model == "transformer" else "hidden"
+    assert value(table, width) == TINY_SIZES[model][width]
+
+
+def test_comparison_through_run_demo_gets_the_grid_labels():
+    settings = {**TRAIN, "device": "cpu"}
+    table = run_demo("05.1", settings, 0, {"model": "transformer", "seq_len": L})
+    assert list(table.columns) == ["demo", "seed", "model", "seq_len", "position"] + [
+        "quantity",
+        "value",
+    ]
+    assert set(table["model"]) == {"transformer"} and set(table["seq_len"]) == {L}
+
+
+def test_position_accuracy_is_one_based_and_leaves_out_eos():
+    """F07: output position t (1-based) copies input L + 1 - t; the EOS step is not a position."""
+    final = {
+        "token_accuracy": 0.5,
+        "symbol_accuracy": 0.4,
+        "sequence_accuracy": 0.1,
+        "position_accuracy": [0.9, 0.8, 0.7, 1.0],  # 0-based steps 0..L, the last is EOS
+    }
+    records = ex.accuracy_records(final, 3)
+    by_position = {r["position"]: r["value"] for r in records if "position" in r}
+    assert by_position == {1: 0.9, 2: 0.8, 3: 0.7}
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_position_accuracies_average_to_the_symbol_accuracy(model):
+    """Every position has the same number of samples, so their mean is symbol_accuracy
+    (the L symbols, no EOS): a shifted or EOS-including position axis would not be."""
+    table = comparison(model)
+    per_position = table.loc[table.quantity == "position_accuracy", "value"]
+    assert per_position.mean() == pytest.approx(value(table, "symbol_accuracy"), abs=1e-12)
+    symbols, tokens = value(table, "symbol_accuracy"), value(table, "token_accuracy")
+    eos = tokens * (L + 1) - symbols * L  # F01: token accuracy counts EOS as one more output
+    assert -1e-9 <= eos <= 1 + 1e-9
+
+
+def test_comparison_is_deterministic():
+    again = ex.reversal_comparison(**TRAIN, model="gru_attention", seq_len=L, device="cpu", seed=0)
+    pd.testing.assert_frame_equal(untimed(comparison("gru_attention")), untimed(again))
+
+
+def test_comparison_depends_on_the_seed():
+    a, b = comparison("transformer", seed=0), comparison("transformer", seed=1)
+    assert not untimed(a).equals(untimed(b))
+
+
+# -------------------------------------------------------------------------------------------
+# 05.3
+
+
+@pytest.mark.parametrize("model", ["transformer", "gru_attention"])
+def test_attention_statistics_have_one_value_per_head(model):
+    table = analysis(model)
+    assert list(table.columns) == ["block", "head", "query", "key", "quantity", "value"]
+    stats = table[table.quantity != "map"].dropna(subset=["block"])
+    n_heads = TINY_SIZES["transformer"]["n_heads"] if model == "transformer" else 1
+    for (_, _), group in stats.groupby(["block", "quantity"]):
+        assert sorted(group["head"]) == list(range(1, n_heads + 1))
+    expected_blocks = (
+        {"encoder.0.self_attn", "decoder.0.self_attn", "decoder.0.cross_attn"}
+        if model == "transformer"
+        else {"cross_attn"}
+    )
+    assert set(stats["block"]) == expected_blocks
+    cross = stats[stats.block.str.endswith("cross_attn")].pivot(
+        index="head", columns="quantity", values="value"
+    )
+    assert (cross["mirror_weight"] + cross["neighbour_weight"] <= 1 + 1e-6).all()
+    if model == "transformer":
+        encoder = stats[stats.block == "encoder.0.self_attn"]
+        uniform = encoder.loc[encoder.quantity == "uniform_entropy", "value"]
+        assert np.allclose(uniform, math.log(L))  # §9.4 uniform = ln L (ln 16 = 2.77)
+        assert (encoder.loc[encoder.quantity == "entropy", "value"] <= math.log(L) + 1e-6).all()
+
+
+@pytest.mark.parametrize("model", ["transformer", "gru_attention"])
+def test_attention_maps_are_mean_weights_whose_rows_sum_to_one(model):
+    maps = analysis(model)
+    maps = maps[maps.quantity == "map"]
+    assert maps["value"].between(0, 1).all()
+    sums = maps.groupby(["block", "head", "query"])["value"].sum()
+    assert np.allclose(sums, 1.0, atol=ROWS_SUM_TOL)
+    shapes = {
+        block: (group["query"].max() + 1, group["key"].max() + 1)
+        for block, group in maps.groupby("block")
+    }
+    cross = "decoder.0.cross_attn" if model == "transformer" else "cross_attn"
+    assert shapes[cross] == (L + 1, L)  # L symbols and EOS read the L source positions
+    if model == "transformer":
+        assert shapes["decoder.0.self_attn"] == (L + 1, L + 1)  # BOS + prefix, masked
+        assert shapes["encoder.0.self_attn"] == (L, L)
+        self_attn = maps[maps.block == "decoder.0.self_attn"]
+        assert (self_attn.loc[self_attn["key"] > self_attn["query"], "value"] == 0).all()  # §8.1
+
+
+def test_mirror_weight_agrees_with_the_map():
+    """The mean map's anti-diagonal is the mirror weight (steps t < L, source L-1-t)."""
+    table = analysis("transformer")
+    maps = table[(table.quantity == "map") & (table.block == "decoder.0.cross_attn")]
+    for head in (1, 2):
+        m = maps[maps["head"] == head]
+        diagonal = m[(m["query"] < L) & (m["key"] == L - 1 - m["query"])]["value"].mean()
+        mirror = value(table, "mirror_weight", block="decoder.0.cross_attn", head=head)
+        assert diagonal == pytest.approx(mirror, abs=1e-6)
+
+
+def test_attention_analysis_model_is_the_05_1_model():
+    """Same settings and seed as 05.1: the analysed model is 05.1's (same accuracy)."""
+    for model in ("transformer", "gru_attention"):
+        ours, theirs = analysis(model), comparison(model)
+        for q in ("token_accuracy", "sequence_accuracy"):
+            assert value(ours, q) == value(theirs, q)
+
+
+# -------------------------------------------------------------------------------------------
+# 05.4
+
+
+def test_step_time_table():
+    table = timing("gru")
+    assert list(table.columns) == ["quantity", "value"]
+    assert table["quantity"].tolist() == ["ms_per_step"] and table["value"].iloc[0] > 0
+
+
+# -------------------------------------------------------------------------------------------
+# the report's views render from these tables
+
+
+def test_views_render_from_a_small_build(tmp_path):
+    """Every 05 view (05.2 reads table 05.1) selects rows of tables shaped like the build's."""
+    train = {**TRAIN, "device": "cpu"}
+    step = {k: TINY_SIZES if k == "sizes" else 2 for k in ("sizes", "batch_size")}
+    step |= {"lr": 1e-3, "warmup_steps": 1, "timed_steps": 2, "device": "cpu"}
+    jobs = {
+        "05.1": [(train, {"model": m, "seq_len": 32}) for m in ("gru", "transformer")],
+        "05.3": [
+            ({**train, "seq_len": L, "n_samples": 20}, {"model": m})
+            for m in ("transformer", "gru_attention")
+        ],
+        "05.4": [(step, {"model": m, "seq_len": L}) for m in ("gru", "transformer")],
+    }
+    tables = {}
+    for demo, points in jobs.items():
+        paths = []
+        for i, (settings, point) in enumerate(points):
+            paths.append(tmp_path / f"{demo}_{i}.csv")
+            write_csv(run_demo(demo, settings, 0, point), paths[-1])
+        tables[demo] = aggregate(read_runs(paths))
+    views = load_views(ROOT / "report" / "views")
+    for demo in ("05.1", "05.2", "05.3", "05.4"):
+        for view in views[demo]:
+            text = render_view(tables[str(view.get("table", demo))], view)
+            assert text.count("\n") >= 2, view["title"]
+
+
+# -------------------------------------------------------------------------------------------
+# bad settings
+
+
+@pytest.mark.parametrize(
+    ("override", "message"),
+    [
+        ({"model": "lstm"}, "gru_attention"),
+        ({"device": "tpu"}, "cpu"),
+        ({"sizes": {"gru": TINY_SIZES["gru"]}, "model": "transformer"}, "gru"),
+        ({"seq_len": 0}, "positive"),
+    ],
+)
+def test_bad_settings_raise_naming_what_is_allowed(override, message):
+    settings = {**TRAIN, "model": "transformer", "seq_len": L, "device": "cpu", "seed": 0}
+    with pytest.raises(ValueError, match=message):
+        ex.reversal_comparison(**{**settings, **override})
+
+
+def test_too_many_analysis_samples_are_refused():
+    with pytest.raises(ValueError, match="n_samples"):
+        ex.attention_analysis(
+            **TRAIN, model="transformer", seq_len=L, n_samples=41, device="cpu", seed=0
+        )
+
+
+def test_bad_step_counts_are_refused():
+    with pytest.raises(ValueError, match="timed_steps"):
+        ex.step_time(
+            model="gru",
+            seq_len=L,
+            sizes=TINY_SIZES,
+            lr=1e-3,
+            batch_size=8,
+            warmup_steps=1,
+            timed_steps=0,
+            device="cpu",
+            seed=0,
+        )
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="a GPU is present")
+def test_cuda_without_a_gpu_says_so():
+    with pytest.raises(RuntimeError, match="no GPU.*cpu"):  # training.check_device's message
+        comparison("gru", device="cuda")
+
+
+# -------------------------------------------------------------------------------------------
+# cuda (skipped without a GPU)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+@pytest.mark.parametrize("model", MODELS)
+def test_cuda_runs_like_the_cpu(model):
+    cpu, gpu = untimed(comparison(model)), untimed(comparison(model, device="cuda"))
+    assert cpu[["position", "quantity"]].equals(gpu[["position", "quantity"]])
+    structure = ~cpu["quantity"].str.endswith("accuracy")
+    assert cpu[structure].equals(gpu[structure])  # sizes and parameter counts
+    # same data and initialisation; other kernels can flip a rare argmax, not the whole table
+    assert np.allclose(cpu["value"], gpu["value"], atol=0.1)
+    if model != "gru":
+        assert not analysis(model, device="cuda").empty
+    assert timing(model, device="cuda")["value"].iloc[0] > 0
