@@ -90,10 +90,15 @@ def demo_outputs(config: dict, demo: str) -> set[str]:
         for values in itertools.product(*grid.values())
     ] or [""]
     return {
-        os.path.join(f"results/{demo}", folder, f"seed{s}.csv")
+        os.path.join(f"results/{demo}", folder, f"seed{s}{suffix}")
         for folder in folders
         for s in spec["seeds"]
+        for suffix in (".csv", ".timing.csv")
     }
+
+
+def table_outputs(demo: str) -> set[str]:
+    return {f"results/tables/{demo}.csv", f"results/tables/{demo}.timing.csv"}
 
 
 def report_outputs() -> set[str]:
@@ -119,7 +124,7 @@ def test_changing_one_setting_reruns_that_demo_its_table_and_the_report(workdir,
     value = config["demos"][demo]["settings"][key]
     config["demos"][demo]["settings"][key] = value + [7] if isinstance(value, list) else value + 1
     test_config.write_text(yaml.safe_dump(config, allow_unicode=True))
-    expected = demo_outputs(config, demo) | {f"results/tables/{demo}.csv"} | report_outputs()
+    expected = demo_outputs(config, demo) | table_outputs(demo) | report_outputs()
     assert planned_outputs(workdir) == expected
     assert f"results/{demo}/seed0.csv" in snakemake(workdir, "--list-changes", "params")
 
@@ -130,10 +135,8 @@ def test_adding_a_seed_reruns_only_that_seed_and_the_aggregates(workdir, test_co
     new_seed = max(config["demos"][demo]["seeds"]) + 1
     config["demos"][demo]["seeds"].append(new_seed)
     test_config.write_text(yaml.safe_dump(config, allow_unicode=True))
-    expected = {
-        f"results/{demo}/seed{new_seed}.csv",
-        f"results/tables/{demo}.csv",
-    } | report_outputs()
+    new_runs = {f"results/{demo}/seed{new_seed}.csv", f"results/{demo}/seed{new_seed}.timing.csv"}
+    expected = new_runs | table_outputs(demo) | report_outputs()
     planned = planned_outputs(workdir)
     figures = {p for p in planned if p.startswith(f"report/figures/{demo}")}
     assert planned - figures == expected
@@ -162,12 +165,25 @@ def test_editing_attention_numpy_reruns_exactly_the_experiments_that_import_it(w
         os.utime(source, (0, 0))  # back to "older than every output"
 
 
-def test_two_builds_give_the_same_report(workdir, tmp_path):
+def reproducible_csvs(workdir: Path) -> dict[str, bytes]:
+    """Every result CSV except the timing ones (`*.timing.csv`, machine-dependent by design)."""
+    return {
+        str(p.relative_to(workdir)): p.read_bytes()
+        for p in sorted((workdir / "results").rglob("*.csv"))
+        if not p.name.endswith(".timing.csv")
+    }
+
+
+def test_cores_1_and_cores_2_give_byte_identical_csvs_and_reports(workdir):
     report = workdir / "report/lecture17.md"
-    first = report.read_bytes()
+    first_report, first_csvs = (
+        report.read_text(),
+        reproducible_csvs(workdir),
+    )  # built with --cores 2
     shutil.rmtree(workdir / "results")
     snakemake(workdir, "--cores", "1", "--forceall")
-    assert strip_machine(report.read_text()) == strip_machine(first.decode())
+    assert reproducible_csvs(workdir) == first_csvs
+    assert strip_machine(report.read_text()) == strip_machine(first_report)
     assert (workdir / "report/lecture17.html").stat().st_size > 0
 
 

@@ -12,7 +12,7 @@ import unicodedata
 from pathlib import Path
 
 from lecture17 import diff
-from lecture17.aggregate import read_table
+from lecture17.aggregate import read_tables
 from lecture17.report import load_views, render_view
 
 
@@ -45,7 +45,8 @@ def show(demo: str, cores: int) -> int:
         check=True,
     )
     for view in views:
-        table = read_table(f"results/tables/{view.get('table', demo)}.csv")
+        source = str(view.get("table", demo))
+        table = read_tables([f"results/tables/{source}.csv"])[source]
         print(f"\n{view['title']}  ({view.get('section', '')})")
         print(as_text(render_view(table, view)))
     return 0

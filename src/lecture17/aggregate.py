@@ -3,7 +3,8 @@
     python -m lecture17.aggregate results/05.1/*/seed*.csv --out results/tables/05.1.csv
 
 Input: the tidy per-run CSVs that `lecture17.run` writes (demo, seed, label columns…, quantity,
-value). Output: one row per (label columns, quantity) with `mean`, `min`, `max` and `n_seeds`.
+value), timing files included. Output: one row per (label columns, quantity) with `mean`,
+`min`, `max` and `n_seeds`; the timings go to `05.1.timing.csv` beside the table.
 """
 
 import argparse
@@ -12,7 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from lecture17.csvio import write_csv
+from lecture17.csvio import timing_path, write_with_timing
 
 STATS = ["mean", "min", "max"]
 
@@ -49,6 +50,20 @@ def read_table(path) -> pd.DataFrame:
     return table
 
 
+def read_tables(paths) -> dict:
+    """{demo: table} from aggregated CSVs, each demo's timing table merged back into it."""
+    tables = {}
+    for path in sorted(map(Path, paths)):
+        if path.name.endswith(".timing.csv"):
+            continue
+        table = read_table(path)
+        timing = timing_path(path)
+        if timing.exists():
+            table = pd.concat([table, read_table(timing)], ignore_index=True)
+        tables[path.stem] = table
+    return tables
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m lecture17.aggregate", description=__doc__.splitlines()[0]
@@ -57,7 +72,7 @@ def main(argv=None) -> int:
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args(argv)
     table = aggregate(read_runs(args.runs))
-    write_csv(table, args.out)
+    write_with_timing(table, args.out)
     print(f"汇总 aggregate: {len(args.runs)} 个运行 runs → {args.out}", file=sys.stderr)
     return 0
 

@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from lecture17 import ledger as ledger_mod
-from lecture17.aggregate import read_table
+from lecture17.aggregate import read_tables
 
 RTOL = 1e-9  # a single-seed value computed the same way on the same machine is bit-identical
 
@@ -31,7 +31,7 @@ def load_tables(build: Path) -> dict:
     build = Path(build)
     for folder in (build / "results" / "tables", build / "tables"):
         if folder.is_dir():
-            return {p.stem: read_table(p) for p in sorted(folder.glob("*.csv"))}
+            return read_tables(folder.glob("*.csv"))
     raise ValueError(f"{build}: no results/tables/ or tables/ folder; build it first (snakemake)")
 
 

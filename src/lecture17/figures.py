@@ -13,7 +13,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from lecture17.aggregate import read_table
+from lecture17.aggregate import read_tables
 
 
 def _pivot(table, quantity, index, columns):
@@ -328,7 +328,7 @@ def draw(name: str, table_path: Path, out: Path) -> None:
     if name not in FIGURES:
         raise ValueError(f"unknown figure {name!r}; expected one of {sorted(FIGURES)}")
     fig, ax = plt.subplots(figsize=(7, 4.2), dpi=110)
-    FIGURES[name][1](read_table(table_path), ax)
+    FIGURES[name][1](read_tables([table_path])[table_path.stem], ax)  # timings merged in
     fig.tight_layout()
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(f".{out.name}.tmp.png")

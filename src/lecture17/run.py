@@ -6,7 +6,8 @@
         --out results/05.1/model=gru/seq_len=8/seed0.csv
 
 The CSV is written to a temporary file and renamed at the end, so a failed job leaves nothing
-half-written behind (Snakemake also deletes the outputs of failed jobs).
+half-written behind (Snakemake also deletes the outputs of failed jobs). Timings (`ms…`
+quantities) go to `<out stem>.timing.csv` beside it, so the CSV itself is reproducible.
 """
 
 import argparse
@@ -19,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from lecture17.csvio import write_csv
+from lecture17.csvio import write_with_timing
 from lecture17.experiments import DEMOS
 
 
@@ -76,7 +77,7 @@ def main(argv=None) -> int:
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args(argv)
     table = run_demo(args.demo, json.loads(args.settings), args.seed, json.loads(args.grid))
-    write_csv(table, args.out)
+    write_with_timing(table, args.out)  # timings to <out>.timing.csv
     print(
         f"演示 {args.demo} · seed {args.seed}: {len(table)} 行 rows → {args.out}", file=sys.stderr
     )

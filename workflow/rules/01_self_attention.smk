@@ -6,7 +6,8 @@ rule self_attention:
     input:
         code=code("lecture17.run", "lecture17.experiments.self_attention"),
     output:
-        "results/{demo}/seed{seed}.csv",
+        csv="results/{demo}/seed{seed}.csv",
+        timing="results/{demo}/seed{seed}.timing.csv",
     log:
         "logs/{demo}/seed{seed}.log",
     benchmark:
@@ -19,4 +20,4 @@ rule self_attention:
         settings=settings_json,
     shell:
         "python -m lecture17.run {wildcards.demo} --seed {wildcards.seed} "
-        "--settings {params.settings:q} --out {output} 2> {log}"
+        "--settings {params.settings:q} --out {output.csv} 2> {log}"

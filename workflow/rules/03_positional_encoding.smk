@@ -6,7 +6,8 @@ rule positional_encoding:
     input:
         code=code("lecture17.run", "lecture17.experiments.positional_encoding"),
     output:
-        "results/{demo}/seed{seed}.csv",
+        csv="results/{demo}/seed{seed}.csv",
+        timing="results/{demo}/seed{seed}.timing.csv",
     log:
         "logs/{demo}/seed{seed}.log",
     benchmark:
@@ -19,7 +20,7 @@ rule positional_encoding:
         settings=settings_json,
     shell:
         "python -m lecture17.run {wildcards.demo} --seed {wildcards.seed} "
-        "--settings {params.settings:q} --out {output} 2> {log}"
+        "--settings {params.settings:q} --out {output.csv} 2> {log}"
 
 
 rule pe_ablation:
@@ -27,7 +28,8 @@ rule pe_ablation:
     input:
         code=code("lecture17.run", "lecture17.experiments.positional_encoding"),
     output:
-        "results/{demo}/{setting}/seed{seed}.csv",
+        csv="results/{demo}/{setting}/seed{seed}.csv",
+        timing="results/{demo}/{setting}/seed{seed}.timing.csv",
     log:
         "logs/{demo}/{setting}/seed{seed}.log",
     benchmark:
@@ -43,4 +45,4 @@ rule pe_ablation:
         grid=grid_json,
     shell:
         "python -m lecture17.run {wildcards.demo} --seed {wildcards.seed} "
-        "--settings {params.settings:q} --grid {params.grid:q} --out {output} 2> {log}"
+        "--settings {params.settings:q} --grid {params.grid:q} --out {output.csv} 2> {log}"

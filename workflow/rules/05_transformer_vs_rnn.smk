@@ -8,7 +8,8 @@ rule transformer_vs_rnn:
     input:
         code=code("lecture17.run", "lecture17.experiments.transformer_vs_rnn"),
     output:
-        "results/{demo}/{setting}/seed{seed}.csv",
+        csv="results/{demo}/{setting}/seed{seed}.csv",
+        timing="results/{demo}/{setting}/seed{seed}.timing.csv",
     log:
         "logs/{demo}/{setting}/seed{seed}.log",
     benchmark:
@@ -24,4 +25,4 @@ rule transformer_vs_rnn:
         grid=grid_json,
     shell:
         "python -m lecture17.run {wildcards.demo} --seed {wildcards.seed} "
-        "--settings {params.settings:q} --grid {params.grid:q} --out {output} 2> {log}"
+        "--settings {params.settings:q} --grid {params.grid:q} --out {output.csv} 2> {log}"

@@ -6,7 +6,8 @@ rule exercises:
     input:
         code=code("lecture17.run", "lecture17.experiments.exercises"),
     output:
-        "results/{demo}/seed{seed}.csv",
+        csv="results/{demo}/seed{seed}.csv",
+        timing="results/{demo}/seed{seed}.timing.csv",
     log:
         "logs/{demo}/seed{seed}.log",
     benchmark:
@@ -19,4 +20,4 @@ rule exercises:
         settings=settings_json,
     shell:
         "python -m lecture17.run {wildcards.demo} --seed {wildcards.seed} "
-        "--settings {params.settings:q} --out {output} 2> {log}"
+        "--settings {params.settings:q} --out {output.csv} 2> {log}"

@@ -1,17 +1,20 @@
-# The pandas step: one seed-averaged table per demo (mean and min–max over seeds).
+# The pandas step: one seed-averaged table per demo (mean and min–max over seeds), and its
+# timings (machine-dependent) in a table of their own beside it.
 
 
 rule aggregate:
     input:
         runs=lambda w: run_csvs(w.demo),
+        timings=lambda w: [timing_path(p) for p in run_csvs(w.demo)],
         code=code("lecture17.aggregate"),
     output:
-        report(
+        table=report(
             "results/tables/{demo}.csv",
             caption="../report/table.rst",
             category="表格 Tables",
             labels={"演示 demo": "{demo}"},
         ),
+        timing="results/tables/{demo}.timing.csv",
     log:
         "logs/tables/{demo}.log",
     benchmark:
@@ -19,4 +22,4 @@ rule aggregate:
     conda:
         "../../environment.yml"
     shell:
-        "python -m lecture17.aggregate {input.runs} --out {output} 2> {log}"
+        "python -m lecture17.aggregate {input.runs} {input.timings} --out {output.table} 2> {log}"

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from snakemake.utils import validate
 
+from lecture17.csvio import timing_path
 from lecture17.deps import code_inputs
 from lecture17.experiments import DEMOS
 from lecture17.run import check_settings, load_demo

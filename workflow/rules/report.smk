@@ -4,6 +4,7 @@
 rule figure:
     input:
         table=lambda w: f"results/tables/{FIGURES[w.name][0]}.csv",
+        timing=lambda w: f"results/tables/{FIGURES[w.name][0]}.timing.csv",
         code=code("lecture17.figures"),
     output:
         report(
@@ -25,6 +26,7 @@ rule figure:
 rule report:
     input:
         tables=expand("results/tables/{demo}.csv", demo=TABLES),
+        timings=expand("results/tables/{demo}.timing.csv", demo=TABLES),
         figures=expand("report/figures/{name}.png", name=FIGURE_NAMES),
         ledger="report/ledger.yaml",
         views=sorted(str(p) for p in Path("report/views").glob("*.yaml")),
