@@ -6,7 +6,6 @@ copy (flag F09): the config holds a reconstruction that reproduces every printed
 """
 
 import numpy as np
-import pandas as pd
 
 from lecture17.attention_numpy import (
     count_decoder_layer_params,
@@ -17,6 +16,7 @@ from lecture17.attention_numpy import (
     scaled_dot_product_attention,
     softmax,
 )
+from lecture17.experiments.tidy import tidy
 
 
 def _matrix_rows(quantity: str, matrix: np.ndarray, exercise: str) -> list[dict]:
@@ -133,8 +133,4 @@ def exercise_answers(
         + exercise_4(ex4_tokens, ex4_n_keys, seed)
         + exercise_7(ex7_n, ex7_d_model, ex7_ff_mult, ex7_bytes_per_value)
     )
-    table = pd.DataFrame(rows)
-    labels = [c for c in ("exercise", "part", "dtype", "row", "col") if c in table.columns]
-    for col in ("row", "col"):
-        table[col] = table[col].astype("Int64")
-    return table[labels + ["quantity", "value"]]
+    return tidy(rows, ["exercise", "part", "dtype", "row", "col"])

@@ -37,17 +37,13 @@ from lecture17.attention_numpy import (
     multi_head_attention,
     scaled_dot_product_attention,
 )
+from lecture17.experiments.tidy import tidy
 
 # §7.5: PyTorch's name for the placement of LayerNorm, and the label we print for it
 PLACEMENTS = {"post_ln": False, "pre_ln": True}
 
 # -------------------------------------------------------------------------------------------
 # helpers
-
-
-def _table(records: list[dict], labels: list[str]) -> pd.DataFrame:
-    table = pd.DataFrame.from_records(records, columns=[*labels, "quantity", "value"])
-    return table.astype({"value": np.float64})
 
 
 def _torch(seed: int):
@@ -192,7 +188,7 @@ def encoder_vs_torch(
     records += _base_model_parameters(
         torch, base_d_model, base_d_ff, base_n_heads, base_n_layers, vocab_size
     )
-    return _table(records, ["placement", "part"])
+    return tidy(records, ["placement", "part"])
 
 
 # -------------------------------------------------------------------------------------------
@@ -264,7 +260,7 @@ def layernorm_vs_batchnorm(
     theirs = ln(torch.from_numpy(batch_a)).detach().numpy()
     diff = np.abs(layer_norm(batch_a, gamma, beta) - theirs).max()
     records.append({"quantity": "layer_norm_vs_torch", "value": diff})
-    return _table(records, ["norm", "change"])
+    return tidy(records, ["norm", "change"])
 
 
 # -------------------------------------------------------------------------------------------
@@ -330,7 +326,7 @@ def look_ahead_mask(
             {"mask": name, "quantity": "jacobian_future_max", "value": blocks.max()},
             {"mask": name, "quantity": "jacobian_future_min", "value": blocks.min()},
         ]
-    return _table(records, ["mask"])
+    return tidy(records, ["mask"])
 
 
 # -------------------------------------------------------------------------------------------
@@ -401,7 +397,7 @@ def decoder_vs_torch(
         {"quantity": "positions_without_cache", "value": without_cache},
         {"quantity": "positions_with_cache", "value": with_cache},
     ]
-    return _table(records, ["placement"])
+    return tidy(records, ["placement"])
 
 
 # -------------------------------------------------------------------------------------------
@@ -454,7 +450,7 @@ def padding_mask(
             {"mask": name, "quantity": "max_diff_vs_alone", "value": vs_alone},
             {"mask": name, "quantity": "max_change_new_pads", "value": new_pads},
         ]
-    return _table(records, ["mask"])
+    return tidy(records, ["mask"])
 
 
 # -------------------------------------------------------------------------------------------

@@ -23,18 +23,10 @@ from lecture17.attention_numpy import (
     relative_shift_matrix,
     scaled_dot_product_attention,
 )
+from lecture17.experiments.tidy import tidy
 
 # -------------------------------------------------------------------------------------------
 # helpers
-
-
-def _rows(records: list[dict], labels: list[str]) -> pd.DataFrame:
-    """Tidy table: label columns (nullable ints: a row may lack a label), quantity, value."""
-    table = pd.DataFrame.from_records(records, columns=[*labels, "quantity", "value"])
-    for label in labels:
-        table[label] = table[label].astype("Int64")
-    table["value"] = table["value"].astype(np.float64)
-    return table
 
 
 def _pair_frequencies(pe: np.ndarray) -> np.ndarray:
@@ -80,7 +72,7 @@ def wavelengths(
     for pos in range(n_heatmap_positions):
         for dim in range(d_model):
             records.append({"pos": pos, "dim": dim, "quantity": "pe", "value": pe[pos, dim]})
-    return _rows(records, ["pair", "pos", "dim"])
+    return tidy(records, ["pair", "pos", "dim"])
 
 
 # -------------------------------------------------------------------------------------------
@@ -115,7 +107,7 @@ def relative_shift(
     product = relative_shift_matrix(a, d_model) @ relative_shift_matrix(b, d_model)
     err = np.abs(product - relative_shift_matrix(a + b, d_model)).max()
     records.append({"quantity": "composition_err", "value": err})
-    return _rows(records, ["k"])
+    return tidy(records, ["k"])
 
 
 # -------------------------------------------------------------------------------------------
@@ -159,7 +151,7 @@ def pe_dot_products(
         {"quantity": "symmetry_max_diff", "value": symmetry},
         {"quantity": "n_rises", "value": rises},
     ]
-    return _rows(records, ["p", "k"])
+    return tidy(records, ["p", "k"])
 
 
 # -------------------------------------------------------------------------------------------

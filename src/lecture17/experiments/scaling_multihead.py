@@ -31,22 +31,10 @@ from lecture17.attention_numpy import (
 
 # 02.5 reuses the sentence of 01.1 (§5.1 "回到 Jane 的句子"); that module is numpy-only too.
 from lecture17.experiments.self_attention import JANE_DIMS, JANE_WORDS, jane_embeddings
+from lecture17.experiments.tidy import tidy
 
 # -------------------------------------------------------------------------------------------
 # helpers
-
-
-def _rows(records: list[dict], labels: list[str]) -> pd.DataFrame:
-    """Tidy table: label columns (ints as nullable Int64, text as text), quantity, value."""
-    table = pd.DataFrame.from_records(records, columns=[*labels, "quantity", "value"])
-    for label in labels:
-        present = [r[label] for r in records if r.get(label) is not None]
-        if present and all(isinstance(v, int | np.integer) for v in present):
-            table[label] = table[label].astype("Int64")
-        else:
-            table[label] = table[label].astype(object).where(table[label].notna(), None)
-    table["value"] = table["value"].astype(np.float64)
-    return table
 
 
 # Random vectors are drawn this many rows at a time, so that 2000 × 16 keys × 1024 dims never sit
@@ -90,7 +78,7 @@ def dot_product_variance(*, d_k_values: list[int], n_pairs: int, seed: int) -> p
             {"d_k": d_k, "quantity": "std", "value": np.std(dots, ddof=1)},
             {"d_k": d_k, "quantity": "var_scaled", "value": np.var(dots / np.sqrt(d_k), ddof=1)},
         ]
-    return _rows(records, ["d_k"])
+    return tidy(records, ["d_k"])
 
 
 # -------------------------------------------------------------------------------------------
@@ -137,7 +125,7 @@ def softmax_saturation(
             records += [
                 {"d_k": d_k, "scaled": scaled, "quantity": q, "value": v} for q, v in stats.items()
             ]
-    return _rows(records, ["d_k", "scaled"])
+    return tidy(records, ["d_k", "scaled"])
 
 
 # -------------------------------------------------------------------------------------------
@@ -260,7 +248,7 @@ def multihead_vs_torch(
             {"mask": name, "quantity": f"pad_weight_{stat}", "value": getattr(np, stat)(on_pads)}
             for stat in ("mean", "min", "max")
         ]
-    return _rows(records, ["n_heads", "case", "comparison", "mask"])
+    return tidy(records, ["n_heads", "case", "comparison", "mask"])
 
 
 # -------------------------------------------------------------------------------------------
@@ -304,7 +292,7 @@ def one_head_vs_three(*, strength: float, seed: int) -> pd.DataFrame:
         {"head": h, "dim": d, "quantity": "concat_output", "value": v}
         for (h, d), v in zip(slices, concat, strict=True)
     ]
-    return _rows(records, ["head", "key", "dim"])
+    return tidy(records, ["head", "key", "dim"])
 
 
 # -------------------------------------------------------------------------------------------

@@ -23,22 +23,10 @@ import numpy as np
 import pandas as pd
 
 from lecture17.attention_numpy import positional_encoding, scaled_dot_product_attention, softmax
+from lecture17.experiments.tidy import tidy
 
 # -------------------------------------------------------------------------------------------
 # helpers
-
-
-def _rows(records: list[dict], labels: list[str]) -> pd.DataFrame:
-    """Tidy table: label columns (ints as nullable Int64, text as text), quantity, value."""
-    table = pd.DataFrame.from_records(records, columns=[*labels, "quantity", "value"])
-    for label in labels:
-        present = [r[label] for r in records if r.get(label) is not None]
-        if present and all(isinstance(v, int | np.integer) for v in present):
-            table[label] = table[label].astype("Int64")
-        else:
-            table[label] = table[label].astype(object).where(table[label].notna(), None)
-    table["value"] = table["value"].astype(np.float64)
-    return table
 
 
 # -------------------------------------------------------------------------------------------
@@ -104,7 +92,7 @@ def jane_example(*, strength: float, seed: int) -> pd.DataFrame:
             {"query": "l'Afrique", "dim": d, "quantity": name, "value": v}
             for d, v in zip(JANE_DIMS, vector, strict=True)
         ]
-    return _rows(records, ["query", "key", "dim"])
+    return tidy(records, ["query", "key", "dim"])
 
 
 # -------------------------------------------------------------------------------------------
@@ -144,7 +132,7 @@ def loop_vs_matrix(*, n_words: int, d_k: int, d_v: int, seed: int) -> pd.DataFra
         {"comparison": "loop_vs_matrix", "value": np.max(np.abs(loop - matrix))},
         {"comparison": "matrix_vs_torch", "value": np.max(np.abs(matrix - torch_out.numpy()))},
     ]
-    return _rows([r | {"quantity": "max_abs_diff"} for r in records], ["comparison"])
+    return tidy([r | {"quantity": "max_abs_diff"} for r in records], ["comparison"])
 
 
 # -------------------------------------------------------------------------------------------
@@ -212,7 +200,7 @@ def permutation_equivariance(
                 "value": np.max(np.abs(shuffled - moved)),
             }
         )
-    return _rows(records, ["pe", "sentence", "component"])
+    return tidy(records, ["pe", "sentence", "component"])
 
 
 # -------------------------------------------------------------------------------------------
@@ -288,7 +276,7 @@ def path_length(
                     "value": by_distance[lo : hi + 1].mean(),
                 }
             )
-    return _rows(records, ["model", "distance"])
+    return tidy(records, ["model", "distance"])
 
 
 # -------------------------------------------------------------------------------------------
@@ -363,4 +351,4 @@ def complexity(
                     "value": ms[n] / ms[n // 2],
                 }
             )
-    return _rows(records, ["model", "n"])
+    return tidy(records, ["model", "n"])

@@ -31,6 +31,8 @@ import time
 import numpy as np
 import pandas as pd
 
+from lecture17.experiments.tidy import tidy
+
 # §9.4's per-head statistics, in the order the report shows them
 STATISTICS = (
     "mirror_weight",
@@ -141,15 +143,6 @@ def accuracy_records(final: dict, seq_len: int) -> list[dict]:
     return records
 
 
-def _table(records: list[dict], labels: list[str]) -> pd.DataFrame:
-    """Label columns (integers where set, empty where not), then quantity and value."""
-    table = pd.DataFrame.from_records(records, columns=[*labels, "quantity", "value"])
-    for label in labels:
-        if label != "block":
-            table[label] = table[label].astype("Int64")  # 1, 2, … and empty, never 1.0
-    return table.astype({"value": np.float64})
-
-
 # -------------------------------------------------------------------------------------------
 # 05.1 §9.1–§9.2: the comparison
 
@@ -194,7 +187,7 @@ def reversal_comparison(
         {"quantity": "ms_per_step", "value": result.ms_per_step},
         {"quantity": "ms_train_total", "value": ms_total},
     ]
-    return _table(records, ["position"])
+    return tidy(records, ["position"])
 
 
 # -------------------------------------------------------------------------------------------
@@ -313,7 +306,7 @@ def attention_analysis(
     src = evaluation_set(ReversalTask(seq_len), seed, n_samples)[0]  # (n_samples, L), CPU
     with single_thread():  # the analysis runs on the CPU, whatever trained the model
         records += attention_records(result.model.cpu(), src)
-    return _table(records, ["block", "head", "query", "key"])
+    return tidy(records, ["block", "head", "query", "key"])
 
 
 # -------------------------------------------------------------------------------------------
@@ -363,4 +356,4 @@ def step_time(
             sync()
             times.append(time.perf_counter() - start)
     ms = 1e3 * float(np.median(times[warmup_steps:]))
-    return _table([{"quantity": "ms_per_step", "value": ms}], [])
+    return tidy([{"quantity": "ms_per_step", "value": ms}], [])
