@@ -9,7 +9,7 @@ export OMP_NUM_THREADS := 1
 export OPENBLAS_NUM_THREADS := 1
 export MKL_NUM_THREADS := 1
 
-.PHONY: setup report test lint reference slurm-profile clean
+.PHONY: setup report test lint reference slurm-profile screenshots clean
 .DEFAULT_GOAL := report
 
 $(VENV)/.installed: requirements.txt pyproject.toml
@@ -41,6 +41,10 @@ reference: report
 # The SLURM profile's per-rule memory and runtime come from a full build's benchmark files.
 slurm-profile: report
 	python workflow/scripts/make_slurm_profile.py benchmarks > workflow/profiles/slurm/config.yaml
+
+# The HTML report as a reader sees it (needs Debian's chromium and fonts-noto-cjk).
+screenshots: report
+	bash workflow/scripts/screenshot_report.sh report/lecture17.html report/screenshots
 
 # environment.yml is generated from requirements.txt (a test checks they agree).
 environment.yml: requirements.txt

@@ -199,3 +199,28 @@ def test_snakemake_report_works_with_the_tables_and_figures_as_report_items(work
     # Snakemake stores the report's items as JSON inside the page (non-ASCII escaped)
     assert "results/tables/01.1.csv" in html and "03.1_pe_heatmap.png" in html
     assert "\\u8868\\u683c Tables" in html  # the category 表格 Tables
+
+
+def test_show_prints_a_demos_tables_in_the_terminal(workdir):
+    env = dict(
+        os.environ,
+        PYTHONPATH=str(workdir / "src"),
+        PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "lecture17", "show", "03.3"],
+        cwd=workdir,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "§6.3" in done.stdout and "32.00" in done.stdout  # PE(p)·PE(p) = d/2 at d = 64
+    unknown = subprocess.run(
+        [sys.executable, "-m", "lecture17", "show", "09.9"],
+        cwd=workdir,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert unknown.returncode != 0 and "03.3" in unknown.stderr
