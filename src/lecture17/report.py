@@ -122,7 +122,8 @@ class Report:
         self.tables, self.views, self.outcomes, self.figures = tables, views, outcomes, figures
         self.shown = set()
 
-    def demo(self, demo_id: str) -> str:
+    def demo(self, demo_id: str, exercises: bool = False) -> str:
+        """A demo's views, figures and claims; claims about exercises wait for §13 unless asked."""
         if demo_id not in self.views and demo_id not in self.tables:
             return f"*（本次构建没有演示 {demo_id} demo {demo_id} is not in this build）*"
         parts = []
@@ -139,16 +140,17 @@ class Report:
         for name, path in self.figures.items():
             if name.split("_")[0] == demo_id:
                 parts.append(f"![{name}](figures/{Path(path).name})\n\n*{figure_caption(name)}*")
-        parts.append(self.claims(demo=demo_id))
+        parts.append(self.claims(demo=demo_id, exercises=exercises))
         return "\n\n".join(p for p in parts if p)
 
-    def claims(self, demo=None, section=None) -> str:
+    def claims(self, demo=None, section=None, exercises=True) -> str:
         chosen = [
             o
             for o in self.outcomes
             if o.entry["id"] not in self.shown
             and (demo is None or o.entry.get("demo") == demo)
             and (section is None or o.entry["section"].startswith(section))
+            and (exercises or not o.entry["section"].startswith("Ex"))
         ]
         self.shown |= {o.entry["id"] for o in chosen}
         stable = [o for o in chosen if o.entry["class"] != "timing"]
