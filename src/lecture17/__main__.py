@@ -41,7 +41,8 @@ def show(demo: str, cores: int) -> int:
     sources = sorted({str(v.get("table", demo)) for v in views})
     targets = [f"results/tables/{s}.csv" for s in sources]
     subprocess.run(
-        [sys.executable, "-m", "snakemake", "--cores", str(cores), "--quiet", *targets],
+        # targets first: `--quiet` takes optional values and would swallow them
+        [sys.executable, "-m", "snakemake", *targets, "--cores", str(cores), "--quiet", "all"],
         check=True,
     )
     for view in views:
