@@ -1,16 +1,21 @@
 """Time one training step of our models against PyTorch's own (a benchmark, not a test).
 
-    .venv/bin/python bench/step_time.py                 # L = 8, 16, 32; about a minute
+    .venv/bin/python bench/step_time.py                 # CPU, L = 8, 16, 32; about a minute
     .venv/bin/python bench/step_time.py --lengths 8 64 128 --repeats 30
+    python bench/step_time.py --device cuda --d-model 512 --n-heads 8 --d-ff 2048 \\
+        --emb-dim 512 --hidden 512 --precision bf16 --lengths 128 512 2048   # on a GPU
 
-One step = forward + cross-entropy + zero_grad + backward + Adam step (train()'s optimizer,
-the same for every model), batch 64, teacher forcing on the reversal task (§9.1),
-single-threaded (§0.5, §9.5). Pairs compared, same sizes on both sides:
-- tiny_transformer.Transformer vs nn.Transformer (d_model 64, 4 heads, d_ff 256, 1 + 1
-  layers, dropout 0), both with the same embeddings, sinusoidal PE and output layer; the
+One step = forward + cross-entropy + zero_grad + backward + Adam step (train()'s fused Adam,
+the same for every model), batch 64, teacher forcing on the reversal task (§9.1); on the CPU
+single-threaded (§0.5, §9.5), on cuda with torch.cuda.synchronize() before each clock reading.
+Pairs compared, same sizes on both sides (lecture17.torch_models):
+- tiny_transformer.Transformer vs nn.Transformer (default d_model 64, 4 heads, d_ff 256,
+  1 + 1 layers, dropout 0), both with the same embeddings, sinusoidal PE and output layer; the
   look-ahead mask for nn.Transformer is built once per length, outside the timing;
-- GRUSeq2Seq (with and without attention) vs a plain nn.GRU encoder-decoder (emb 64,
-  hidden 128).
+- GRUSeq2Seq (with and without attention) vs a plain nn.GRU encoder-decoder (default emb 64,
+  hidden 128, the sizes of 05.x).
+`--precision bf16` runs the forward pass under torch.autocast (bfloat16 matmuls, float32
+parameters), as demo 06.3 does at d_model 512.
 Models are timed in interleaved rounds (each round runs every model once for `block` steps)
 so slow drifts of the machine hit all of them alike; each time is the median over rounds.
 Timings are machine-dependent and drift by 10-30 % between runs (bench/README.md).
@@ -21,104 +26,57 @@ import statistics
 import time
 
 import torch
-import torch.nn.functional as F
-from torch import nn
 
-from lecture17.tiny_transformer import GRUSeq2Seq, Transformer, sinusoidal_encoding
-from lecture17.training import VOCAB_SIZE, make_optimizer, reversal_batch
+from lecture17.experiments.beyond import training_step
+from lecture17.tiny_transformer import GRUSeq2Seq, Transformer
+from lecture17.torch_models import PlainGRU, TorchTransformer
+from lecture17.training import VOCAB_SIZE, reversal_batch, to_device
 
-# -----------------------------------------------------------------------------
-# PyTorch's own models, wrapped to the same interface (forward(src, tgt_in) -> logits)
-
-
-class TorchTransformer(nn.Module):
-    """nn.Transformer with the embeddings, PE and output layer of our Transformer."""
-
-    def __init__(self, vocab, d_model=64, n_heads=4, d_ff=256, max_len=256):
-        super().__init__()
-        self.src_embed = nn.Embedding(vocab, d_model)
-        self.tgt_embed = nn.Embedding(vocab, d_model)
-        self.register_buffer("pe", sinusoidal_encoding(max_len, d_model), persistent=False)
-        self.transformer = nn.Transformer(
-            d_model, n_heads, 1, 1, d_ff, dropout=0.0, batch_first=True
-        )
-        self.out = nn.Linear(d_model, vocab)
-        self.masks = {}  # n -> (n, n) float mask, -inf above the diagonal
-
-    def forward(self, src, tgt_in):
-        n_src, n_tgt = src.shape[1], tgt_in.shape[1]
-        if n_tgt not in self.masks:
-            self.masks[n_tgt] = nn.Transformer.generate_square_subsequent_mask(n_tgt)
-        x = self.src_embed(src) + self.pe[:n_src]  # (b, n_src, d_model)
-        y = self.tgt_embed(tgt_in) + self.pe[:n_tgt]  # (b, n_tgt, d_model)
-        y = self.transformer(x, y, tgt_mask=self.masks[n_tgt], tgt_is_causal=True)
-        return self.out(y)  # (b, n_tgt, vocab)
-
-
-class PlainGRU(nn.Module):
-    """Embedding -> nn.GRU encoder -> nn.GRU decoder started from its last state -> Linear."""
-
-    def __init__(self, vocab, emb_dim=64, hidden=128):
-        super().__init__()
-        self.src_embed = nn.Embedding(vocab, emb_dim)
-        self.tgt_embed = nn.Embedding(vocab, emb_dim)
-        self.encoder = nn.GRU(emb_dim, hidden, batch_first=True)
-        self.decoder = nn.GRU(emb_dim, hidden, batch_first=True)
-        self.out = nn.Linear(hidden, vocab)
-
-    def forward(self, src, tgt_in):
-        _, last = self.encoder(self.src_embed(src))  # (1, b, hidden)
-        states, _ = self.decoder(self.tgt_embed(tgt_in), last)  # (b, n_tgt, hidden)
-        return self.out(states)
-
-
-MODELS = {
-    "transformer (ours)": lambda: Transformer(VOCAB_SIZE, VOCAB_SIZE),
-    "nn.Transformer": lambda: TorchTransformer(VOCAB_SIZE),
-    "gru (ours)": lambda: GRUSeq2Seq(VOCAB_SIZE, VOCAB_SIZE),
-    "gru_attention (ours)": lambda: GRUSeq2Seq(VOCAB_SIZE, VOCAB_SIZE, attention=True),
-    "nn.GRU enc-dec": lambda: PlainGRU(VOCAB_SIZE),
-}
 RATIOS = [
     ("transformer (ours)", "nn.Transformer"),
     ("gru (ours)", "nn.GRU enc-dec"),
     ("gru_attention (ours)", "nn.GRU enc-dec"),
 ]
 
+
+def build_models(args, max_len):
+    """name -> constructor, at the sizes the command line gives."""
+    tf = dict(d_model=args.d_model, n_heads=args.n_heads, d_ff=args.d_ff)
+    gru = dict(emb_dim=args.emb_dim, hidden=args.hidden)
+    return {
+        "transformer (ours)": lambda: Transformer(VOCAB_SIZE, VOCAB_SIZE, **tf, max_len=max_len),
+        "nn.Transformer": lambda: TorchTransformer(VOCAB_SIZE, **tf, max_len=max_len),
+        "gru (ours)": lambda: GRUSeq2Seq(VOCAB_SIZE, VOCAB_SIZE, **gru),
+        "gru_attention (ours)": lambda: GRUSeq2Seq(VOCAB_SIZE, VOCAB_SIZE, attention=True, **gru),
+        "nn.GRU enc-dec": lambda: PlainGRU(VOCAB_SIZE, **gru),
+    }
+
+
 # -----------------------------------------------------------------------------
 # timing
 
 
-def make_step(model, batch):
-    """A closure running one training step on a fixed batch."""
-    opt = make_optimizer("adam", model.parameters(), 1e-3)
-    src, tgt_in, tgt_out = batch
-
-    def step():
-        logits = model(src, tgt_in)  # (b, L+1, vocab)
-        loss = F.cross_entropy(logits.flatten(0, 1), tgt_out.flatten())
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        opt.step()
-
-    return step
-
-
-def time_models(L, batch_size, warmup, rounds, block):
+def time_models(args, L):
     """Median ms per step of every model at length L, timed in interleaved rounds."""
+    sync = torch.cuda.synchronize if args.device == "cuda" else lambda: None
     torch.manual_seed(0)
-    batch = reversal_batch(torch.Generator().manual_seed(0), batch_size, L)
-    steps = {name: make_step(build(), batch) for name, build in MODELS.items()}
-    for step in steps.values():
-        for _ in range(warmup):
-            step()
+    batch = reversal_batch(torch.Generator().manual_seed(0), args.batch_size, L)
+    batch = to_device(batch, args.device)
+    steps = {}
+    for name, build in build_models(args, max_len=L + 1).items():
+        model = build().to(args.device)
+        steps[name] = training_step(model, batch, 1e-3, args.device, args.precision)
+        for _ in range(args.warmup):
+            steps[name]()
     times = {name: [] for name in steps}
-    for _ in range(rounds):
+    for _ in range(args.repeats):
         for name, step in steps.items():
+            sync()
             start = time.perf_counter()
-            for _ in range(block):
+            for _ in range(args.block):
                 step()
-            times[name].append((time.perf_counter() - start) / block)
+            sync()
+            times[name].append((time.perf_counter() - start) / args.block)
     return {name: 1e3 * statistics.median(t) for name, t in times.items()}
 
 
@@ -129,23 +87,41 @@ def main(argv=None):
     parser.add_argument("--warmup", type=int, default=10, help="untimed steps per model")
     parser.add_argument("--repeats", type=int, default=20, help="interleaved timing rounds")
     parser.add_argument("--block", type=int, default=5, help="steps per model per round")
+    parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
+    parser.add_argument("--precision", choices=["fp32", "bf16"], default="fp32")
+    parser.add_argument("--d-model", type=int, default=64, help="Transformers' width")
+    parser.add_argument("--n-heads", type=int, default=4)
+    parser.add_argument("--d-ff", type=int, default=256)
+    parser.add_argument("--emb-dim", type=int, default=64, help="GRUs' embedding width")
+    parser.add_argument("--hidden", type=int, default=128, help="GRUs' hidden state")
     args = parser.parse_args(argv)
-    torch.set_num_threads(1)  # §9.5: CPU, single thread
+    if args.device == "cuda" and not torch.cuda.is_available():
+        parser.error("--device cuda: torch sees no GPU on this machine")
+    if args.d_model % args.n_heads:
+        parser.error(f"--d-model {args.d_model} must be divisible by --n-heads {args.n_heads}")
+    if args.device == "cpu":
+        torch.set_num_threads(1)  # §9.5: CPU, single thread
+    where = torch.cuda.get_device_name() if args.device == "cuda" else "CPU, 1 thread"
 
     print(
         f"每步训练耗时 Training step time (ms, median of {args.repeats} rounds x "
-        f"{args.block} steps, batch {args.batch_size}, 1 thread, torch {torch.__version__})"
+        f"{args.block} steps, batch {args.batch_size}, {where}, {args.precision}, "
+        f"torch {torch.__version__})"
     )
-    names = list(MODELS)
-    print(f"{'L':>4}  " + "  ".join(f"{name:>20}" for name in names))
+    print(
+        f"Transformers: d_model {args.d_model}, {args.n_heads} heads, d_ff {args.d_ff}, 1 + 1 "
+        f"layers; GRUs: emb {args.emb_dim}, hidden {args.hidden}"
+    )
+    names = list(build_models(args, max_len=1))
+    print(f"{'L':>5}  " + "  ".join(f"{name:>20}" for name in names))
     results = {}
     for L in args.lengths:
-        results[L] = time_models(L, args.batch_size, args.warmup, args.repeats, args.block)
-        print(f"{L:>4}  " + "  ".join(f"{results[L][name]:>20.2f}" for name in names))
+        results[L] = time_models(args, L)
+        print(f"{L:>5}  " + "  ".join(f"{results[L][name]:>20.2f}" for name in names))
     print("\n比值 Ratio (ours / PyTorch's; < 1 = ours faster)")
-    print(f"{'L':>4}  " + "  ".join(f"{f'{a} / {b}':>44}" for a, b in RATIOS))
+    print(f"{'L':>5}  " + "  ".join(f"{f'{a} / {b}':>44}" for a, b in RATIOS))
     for L, ms in results.items():
-        print(f"{L:>4}  " + "  ".join(f"{ms[a] / ms[b]:>44.2f}" for a, b in RATIOS))
+        print(f"{L:>5}  " + "  ".join(f"{ms[a] / ms[b]:>44.2f}" for a, b in RATIOS))
 
 
 if __name__ == "__main__":

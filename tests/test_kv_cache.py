@@ -211,3 +211,16 @@ def test_demo_counts_the_lecture_positions_and_decodes_the_same_tokens():
     assert (table.loc[table["quantity"] == "ms", "value"] > 0).all()
     ratio = values["cached", 16, "ms_ratio_uncached_over_cached"]
     assert ratio == pytest.approx(values["uncached", 16, "ms"] / values["cached", 16, "ms"])
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+@pytest.mark.parametrize("norm_first", [False, True])
+def test_cached_decoding_on_cuda_gives_the_same_tokens(norm_first):
+    """On a GPU (float64, so kernels' rounding cannot flip an argmax): same tokens both ways,
+    and the same tokens as on the CPU."""
+    model = random_model(0, norm_first)
+    src = random_src(0)
+    on_cpu = model.greedy_decode(src, 12, bos_id=BOS, use_cache=True)
+    model, src = model.to("cuda"), src.to("cuda")
+    assert_same_decoding(model, src, 12)
+    assert torch.equal(model.greedy_decode(src, 12, bos_id=BOS, use_cache=True).cpu(), on_cpu)
