@@ -3,9 +3,12 @@
 python -m lecture17 show 05.1         print a demo's tables in the terminal (builds them first)
 python -m lecture17 diff A B          compare two builds number by number (see diff.py)
 python -m lecture17 diff . lecture    compare this build against the lecture's values
+python -m lecture17 run 06.3 --device cuda   run one demo's jobs without Snakemake (a GPU
+                                             machine that has PyTorch but no Snakemake)
 """
 
 import argparse
+import json
 import subprocess
 import sys
 import unicodedata
@@ -53,6 +56,40 @@ def show(demo: str, cores: int) -> int:
     return 0
 
 
+def run_jobs(demo: str, config_path: Path, device: str, root: str) -> int:
+    """Every job of one demo, as its rule would run it, written where the rule writes it.
+
+    For a machine without Snakemake (the GPU runs of 06.3, bench/gpu_session.sh); anywhere
+    else `snakemake results/tables/<demo>.csv` is the way (it also tracks what changed).
+    `<root>/<demo>/settings.json` records the settings, so a build that aggregates runs recorded
+    elsewhere (report/measured/) can tell whether they still match its config.
+    """
+    import yaml
+
+    from lecture17.csvio import write_with_timing
+    from lecture17.run import grid_folder, run_demo, runs
+
+    with open(config_path, encoding="utf-8") as f:
+        demos = yaml.safe_load(f)["demos"]
+    if demo not in demos:
+        raise SystemExit(
+            f"演示 {demo} 不在 {config_path} 里 is not configured; it has {sorted(demos)}"
+        )
+    spec = demos[demo]
+    if device not in spec.get("devices", ["cpu", "cuda"]):
+        raise SystemExit(
+            f"演示 {demo} 只在 device {spec['devices']} 上运行 runs only on {spec['devices']}"
+        )
+    settings = {**spec["settings"], **({"device": device} if spec.get("grid") else {})}
+    folder = Path(root, demo)
+    folder.mkdir(parents=True, exist_ok=True)  # the settings these runs used, for a later build
+    (folder / "settings.json").write_text(json.dumps(settings, indent=2, sort_keys=True) + "\n")
+    for path, point, seed in runs(demo, spec, root):
+        write_with_timing(run_demo(demo, settings, seed, point), Path(path))
+        print(f"演示 {demo} · {grid_folder(point) or '—'} · seed {seed} → {path}", flush=True)
+    return 0
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m lecture17", description=__doc__.splitlines()[0]
@@ -67,7 +104,14 @@ def main(argv=None) -> int:
     p_diff.add_argument("--ledger", type=Path, default=Path("report/ledger.yaml"))
     p_diff.add_argument("--timing", action="store_true", help="also list machine-dependent timings")
     sub.add_parser("reference", help="store this build as report/reference/ and update the README")
+    p_run = sub.add_parser("run", help="run one demo's jobs without Snakemake (e.g. on a GPU box)")
+    p_run.add_argument("demo")
+    p_run.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
+    p_run.add_argument("--config", type=Path, default=Path("config/config.yaml"))
+    p_run.add_argument("--results", default="results", help="folder the run CSVs go under")
     args = parser.parse_args(argv)
+    if args.command == "run":
+        return run_jobs(args.demo, args.config, args.device, args.results)
     if args.command == "reference":
         from lecture17.reference import write_reference
 

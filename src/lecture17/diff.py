@@ -43,7 +43,7 @@ def compare_claim(a, b) -> tuple[bool, str]:
     """Whether two builds agree on one claim, and why not."""
     entry = a.entry
     cls = entry["class"]
-    if a.status == "missing" or b.status == "missing":
+    if {a.status, b.status} & {"missing", "gpu"}:
         same = a.status == b.status
         return same, "" if same else "一边没有构建 built on one side only"
     if cls in ("cited", "timing"):

@@ -263,6 +263,40 @@ def step_time_by_length(table, ax):
     ax.legend()
 
 
+# PyTorch's own models (06.3) in their counterpart's colour, dashed
+TORCH_STYLE = {"nn.Transformer": "tab:green", "nn.GRU": "tab:blue"}
+
+
+def gpu_step_time_by_length(table, ax):
+    """06.3 (§9.5): ms per training step against L on a GPU, one panel per model size."""
+    fig = ax.figure
+    ax.remove()
+    sizes = list(dict.fromkeys(table["d_model"].astype(int)))  # the config's order
+    fig.set_size_inches(5.2 * len(sizes), 4.4)
+    axes = fig.subplots(1, len(sizes), squeeze=False, sharey=True)[0]
+    for panel, d_model in zip(axes, sizes, strict=True):
+        rows = table[table["d_model"].astype(int) == d_model]
+        series = _series(rows, "ms_per_step", "seq_len", "model")
+        for model, (x, mean, _, _) in series.items():
+            if model in TORCH_STYLE:
+                panel.plot(x, mean, "s--", ms=4, color=TORCH_STYLE[model], label=model)
+            else:
+                name, colour = _model_style(model)
+                panel.plot(x, mean, "o-", color=colour, label=name)
+        panel.set_xscale("log", base=2)
+        panel.set_yscale("log")
+        panel.set_xticks(sorted(rows["seq_len"].astype(int).unique()))
+        panel.get_xaxis().set_major_formatter("{x:.0f}")
+        panel.get_yaxis().set_major_formatter("{x:g}")
+        panel.get_yaxis().set_minor_formatter("{x:g}")
+        panel.set_xlabel("sequence length L")
+        precision = rows["precision"].iloc[0]
+        panel.set_title(f"d_model = {d_model}, 1 + 1 layers, {precision}")
+    axes[0].set_ylabel("ms per training step (log scale)")
+    axes[0].legend(fontsize="small")
+    fig.suptitle(f"Training step time on {table['device_name'].iloc[0]} (machine-dependent)")
+
+
 # name -> (demo whose table it draws, function)
 FIGURES = {
     "01.4_sensitivity": ("01.4", sensitivity_by_distance),
@@ -275,6 +309,7 @@ FIGURES = {
     "05.2_accuracy_by_position": ("05.1", accuracy_by_position),  # 05.2 reads the 05.1 runs
     "05.3_attention_maps": ("05.3", attention_maps),
     "05.4_step_time": ("05.4", step_time_by_length),
+    "06.3_gpu_step_time": ("06.3", gpu_step_time_by_length),
 }
 
 
@@ -312,6 +347,10 @@ CAPTIONS = {
         "（反对角线 = 镜像位置）；第二行：解码器自注意力；第三行：编码器自注意力。"
     ),
     "05.4_step_time": "图：每步训练耗时随 L 的变化（对数坐标，CPU 单线程，因机器而异）。",
+    "06.3_gpu_step_time": (
+        "图：GPU 上每步训练耗时随 L 的变化（对数坐标，因机器而异）。实线是我们的三个模型，"
+        "虚线是 PyTorch 自带的同尺寸模型（nn.Transformer、nn.GRU）；左右两栏是两种模型宽度。"
+    ),
 }
 
 

@@ -20,6 +20,8 @@ How "agrees" is decided, by class:
 - timing     like seeded, but machine-dependent: shown, never counted as a disagreement;
 - cited      a number the lecture cites from a paper; no code produces it.
 A selector is {demo (default: the entry's), quantity, where: {label: value}, stat: mean|min|max}.
+`needs: cuda` marks a claim only a GPU build can check (demo 06.3): without its table the status
+is "needs a GPU", which is not a disagreement, rather than "not built".
 `expect: differs` marks a claim where the lecture itself is wrong (with its reading-aid `flag`):
 the report still says "differs"; `diff … lecture` does not count it as a failure.
 """
@@ -37,6 +39,7 @@ STATUS = {
     "holds": "趋势成立 trend holds",
     "differs": "不同 differs",
     "missing": "未构建 not built",
+    "gpu": "需要 GPU needs a GPU",
     "timing": "因机器而异 machine-dependent",
     "cited": "引自论文 cited",
 }
@@ -58,7 +61,9 @@ ENTRY_KEYS = {
     "flag",
     "expect",
     "tol",
+    "needs",
 }
+NEEDS = ("cuda",)
 
 
 @dataclass
@@ -72,7 +77,7 @@ class Outcome:
 
     @property
     def agrees(self) -> bool:
-        return self.status in ("same", "precision", "holds", "timing", "cited")
+        return self.status in ("same", "precision", "holds", "timing", "cited", "gpu")
 
 
 def load_ledger(path) -> list[dict]:
@@ -81,10 +86,11 @@ def load_ledger(path) -> list[dict]:
     ids = set()
     for entry in entries:
         problems = set(entry) - ENTRY_KEYS
-        if problems or entry.get("class") not in CLASSES or entry.get("id") in ids:
+        bad_needs = entry.get("needs", NEEDS[0]) not in NEEDS
+        if problems or entry.get("class") not in CLASSES or entry.get("id") in ids or bad_needs:
             raise ValueError(
                 f"ledger entry {entry.get('id')!r}: unknown keys {sorted(problems)}, "
-                f"class must be one of {CLASSES}, ids unique"
+                f"class must be one of {CLASSES}, needs one of {NEEDS}, ids unique"
             )
         ids.add(entry["id"])
     return entries
@@ -159,6 +165,10 @@ def evaluate(entry: dict, tables: dict) -> Outcome:
             for name, sel in _selectors(entry).items()
         }
     except MissingTable as missing:
+        if entry.get("needs") == "cuda":  # a GPU demo: a CPU build cannot have its table
+            return Outcome(
+                entry, "gpu", reason="本次构建在 CPU 上 a CPU build: `--config device=cuda`"
+            )
         return Outcome(entry, "missing", reason=f"本次构建没有 not in this build: {missing}")
     named = {
         n: scalar_or_list(rows[sel.get("stat", "mean")].to_numpy(float))

@@ -118,8 +118,9 @@ def claims_table(outcomes) -> str:
 class Report:
     """What the template can call: demo(id) renders a demo's tables, figures and claims."""
 
-    def __init__(self, tables, views, outcomes, figures):
+    def __init__(self, tables, views, outcomes, figures, recorded=()):
         self.tables, self.views, self.outcomes, self.figures = tables, views, outcomes, figures
+        self.recorded = set(recorded)  # demos whose runs were recorded elsewhere (on a GPU)
         self.shown = set()
 
     def demo(self, demo_id: str, exercises: bool = False) -> str:
@@ -162,6 +163,65 @@ class Report:
 
     def remaining_claims(self) -> str:
         return self.claims()
+
+    def has(self, demo_id: str) -> bool:
+        """Whether this build has the demo's table (a GPU-only demo is absent from CPU builds)."""
+        return demo_id in self.tables
+
+    def is_recorded(self, demo_id: str) -> bool:
+        """Whether the demo's table comes from runs recorded on a GPU, not rerun by this build."""
+        return demo_id in self.recorded
+
+    def crossover(self, demo_id: str) -> str:
+        """Per model width: from which L on the Transformer's step beats the GRU's (06.3, §9.5)."""
+        return crossover_lines(self.tables[demo_id])
+
+
+def crossover_lines(table) -> str:
+    """One bullet per d_model, from `ms_ratio_transformer_over_gru` (measured in one run).
+
+    The crossover is the shortest L from which the Transformer is faster at that L and at every
+    longer one measured; "never" and "from the shortest L on" are said as such.
+    """
+    rows = table[table["quantity"] == "ms_ratio_transformer_over_gru"]
+    ms = table[table["quantity"] == "ms_per_step"]
+    lines = []
+    for d_model, group in rows.groupby(rows["d_model"].astype(int), sort=False):
+        group = group.assign(L=group["seq_len"].astype(int)).sort_values("L")
+        lengths, ratio = group["L"].tolist(), group["mean"].to_numpy()
+        faster = ratio < 1  # the Transformer's step is the shorter one
+        first = next((i for i in range(len(lengths)) if faster[i:].all()), None)
+        longest = lengths[-1]
+        at_longest = ms[
+            (ms["d_model"].astype(int) == d_model) & (ms["seq_len"].astype(int) == longest)
+        ]
+        tf, gru = (
+            float(at_longest.loc[at_longest["model"] == m, "mean"].iloc[0])
+            for m in ("transformer", "gru")
+        )
+        head = f"- d_model {d_model}（{group['precision'].iloc[0]}）："
+        tail = f"L = {longest}：Transformer {tf:.1f} ms，GRU {gru:.1f} ms。"
+        if first is None:
+            lines.append(
+                head
+                + f"L ≤ {longest} 时 GRU 每步都比 Transformer 快 the GRU is faster at every L；"
+                + tail
+            )
+        elif first == 0:
+            lines.append(
+                head
+                + f"从 L = {lengths[0]} 起 Transformer 每步都更快 "
+                + "the Transformer is faster at every L；"
+                + tail
+            )
+        else:
+            lines.append(
+                head
+                + f"交叉点 crossover 在 L = {lengths[first - 1]} 和 {lengths[first]} 之间："
+                + f"L ≥ {lengths[first]} 时 Transformer 每步更快；"
+                + tail
+            )
+    return "\n".join(lines)
 
 
 def render_markdown(template_path: Path, context: dict) -> str:
@@ -208,7 +268,7 @@ def build(args) -> tuple[str, str]:
     tables = read_tables(args.tables)  # each demo's timing table merged back in
     outcomes = ledger_mod.evaluate_all(ledger_mod.load_ledger(args.ledger), tables)
     figures = {Path(p).stem: Path(p) for p in args.figures}
-    report = Report(tables, load_views(args.views), outcomes, figures)
+    report = Report(tables, load_views(args.views), outcomes, figures, args.recorded)
     context = {
         "r": report,
         "outcomes": outcomes,
@@ -235,6 +295,9 @@ def main(argv=None) -> int:
     p.add_argument("--config", type=Path, required=True)
     p.add_argument("--benchmarks", type=Path, default=Path("benchmarks"))
     p.add_argument("--code", nargs="*", default=[], help="the source files the results came from")
+    p.add_argument(
+        "--recorded", nargs="*", default=[], help="demos whose runs were recorded on a GPU"
+    )
     p.add_argument("--out-md", type=Path, required=True)
     p.add_argument("--out-html", type=Path, required=True)
     args = p.parse_args(argv)

@@ -8,11 +8,16 @@
 The CSV is written to a temporary file and renamed at the end, so a failed job leaves nothing
 half-written behind (Snakemake also deletes the outputs of failed jobs). Timings (`ms…`
 quantities) go to `<out stem>.timing.csv` beside it, so the CSV itself is reproducible.
+
+`runs(demo, spec)` lists a demo's jobs as the workflow names them (one per grid point and
+seed, `results/<demo>/<k=v/…>/seed<s>.csv`); the Snakefile and `python -m lecture17 run` both
+use it.
 """
 
 import argparse
 import importlib
 import inspect
+import itertools
 import json
 import sys
 from pathlib import Path
@@ -42,6 +47,26 @@ def check_settings(fn, settings: dict) -> None:
             f"missing settings {sorted(missing)}; "
             f"expected exactly {sorted(expected)}"
         )
+
+
+def grid_points(spec: dict) -> list[dict]:
+    """A demo's grid as a list of points, in the config's order ([{}] without a grid)."""
+    grid = spec.get("grid", {})
+    return [dict(zip(grid, values, strict=True)) for values in itertools.product(*grid.values())]
+
+
+def grid_folder(point: dict) -> str:
+    """{"model": "gru", "seq_len": 8} -> "model=gru/seq_len=8" (Hive-style folders)."""
+    return "/".join(f"{key}={value}" for key, value in point.items())
+
+
+def runs(demo: str, spec: dict, root: str = "results") -> list[tuple[str, dict, int]]:
+    """(CSV path, grid point, seed) of every job of one demo, as the workflow names them."""
+    return [
+        ("/".join(filter(None, (root, demo, grid_folder(point), f"seed{seed}.csv"))), point, seed)
+        for point in grid_points(spec)
+        for seed in spec["seeds"]
+    ]
 
 
 def run_demo(demo: str, settings: dict, seed: int, grid_point: dict | None = None) -> pd.DataFrame:

@@ -4,8 +4,8 @@
 
 rule aggregate:
     input:
-        runs=lambda w: run_csvs(w.demo),
-        timings=lambda w: [timing_path(p) for p in run_csvs(w.demo)],
+        runs=lambda w: table_inputs(w.demo),
+        timings=lambda w: [timing_path(p) for p in table_inputs(w.demo)],
         code=code("lecture17.aggregate"),
     output:
         table=report(

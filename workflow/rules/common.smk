@@ -1,20 +1,23 @@
 # Shared helpers: config validation, the list of runs, and each rule's code inputs.
 
-import itertools
-import os
 import json
+import os
 from pathlib import Path
 
+from snakemake.logging import logger
 from snakemake.utils import validate
 
 from lecture17.csvio import timing_path
 from lecture17.deps import code_inputs
 from lecture17.experiments import DEMOS
-from lecture17.run import check_settings, load_demo
+from lecture17.run import check_settings, grid_folder, grid_points as points_of, load_demo, runs
 
 validate(config, schema="../schemas/config.schema.yaml")
 
 ROOT = Path(workflow.basedir)
+# runs of GPU-only demos recorded on a GPU (`python -m lecture17 run 06.3 --device cuda`,
+# bench/gpu_session.sh), which a CPU build aggregates instead of rerunning them
+MEASURED = "report/measured"
 
 # One thread per job, numpy's BLAS included (torch.set_num_threads does not reach it):
 # `--cores 2` then runs two jobs side by side, and every number is computed the same way.
@@ -57,18 +60,18 @@ def training_settings_json(wildcards):
     return json.dumps(settings, sort_keys=True)
 
 
+def runs_here(demo):
+    """A demo runs in this build unless its `devices` leave out the build's `device`."""
+    return config["device"] in config["demos"][demo].get("devices", ["cpu", "cuda"])
+
+
 def is_training(demo):
     return bool(config["demos"][demo].get("grid"))
 
 
 def grid_points(demo):
     """A training demo's jobs, as Hive-style folders: ["model=gru/seq_len=8", …]."""
-    grid = config["demos"][demo].get("grid", {})
-    folders = []
-    for values in itertools.product(*grid.values()):
-        parts = [f"{key}={value}" for key, value in zip(grid, values)]
-        folders.append(os.path.join(*parts))
-    return folders
+    return [grid_folder(point) for point in points_of(config["demos"][demo])]
 
 
 def grid_json(wildcards):
@@ -80,12 +83,31 @@ def grid_json(wildcards):
 
 
 def run_csvs(demo):
-    seeds = config["demos"][demo]["seeds"]
-    if config["demos"][demo].get("grid"):
-        return [
-            f"results/{demo}/{p}/seed{s}.csv" for p in grid_points(demo) for s in seeds
-        ]
-    return [f"results/{demo}/seed{seed}.csv" for seed in seeds]
+    """The run CSVs a demo's table is aggregated from (see run.runs)."""
+    return [path for path, _, _ in runs(demo, config["demos"][demo])]
+
+
+def recorded_csvs(demo):
+    """A GPU demo's runs recorded on a GPU under report/measured/<demo>/, if every one is there
+    and they were run with this config's settings (their settings.json); else []."""
+    spec = config["demos"][demo]
+    paths = [path for path, _, _ in runs(demo, spec, MEASURED)]
+    if not all(Path(p).is_file() and timing_path(p).is_file() for p in paths):
+        return []
+    recorded = json.loads(Path(MEASURED, demo, "settings.json").read_text())
+    recorded.pop("device", None)
+    if recorded != spec["settings"]:
+        logger.warning(
+            f"{MEASURED}/{demo}/ was recorded with other settings than the config's {demo}: "
+            "not used (run bench/gpu_session.sh on a GPU again)"
+        )
+        return []
+    return paths
+
+
+def table_inputs(demo):
+    """This build's runs of the demo, or, for a GPU demo in a CPU build, the recorded ones."""
+    return run_csvs(demo) if runs_here(demo) else recorded_csvs(demo)
 
 
 def code(*modules):
@@ -95,9 +117,12 @@ def code(*modules):
 
 from lecture17.figures import FIGURES
 
-# Every configured demo gets a seed-averaged table; a figure is drawn when its demo is configured.
-TABLES = list(config["demos"])
-FIGURE_NAMES = [name for name, (demo, _) in FIGURES.items() if demo in config["demos"]]
+# Every demo that runs in this build gets a seed-averaged table; a GPU-only demo (06.3) gets one
+# in a `device=cuda` build, or from its runs recorded under report/measured/. A figure is drawn
+# when its demo has a table.
+TABLES = [demo for demo in config["demos"] if table_inputs(demo)]
+RECORDED = [demo for demo in TABLES if not runs_here(demo)]
+FIGURE_NAMES = [name for name, (demo, _) in FIGURES.items() if demo in TABLES]
 
 # The report lists the code every result came from (its provenance block hashes these files).
 ALL_CODE = code(

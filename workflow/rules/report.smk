@@ -42,8 +42,10 @@ rule report:
         "benchmarks/report/report.tsv"
     conda:
         "../../environment.yml"
+    params:
+        recorded=" ".join(RECORDED),  # tables from runs recorded on a GPU (report/measured/)
     shell:
         "python -m lecture17.report --tables {input.tables} --figures {input.figures} "
         "--ledger {input.ledger} --views report/views --template {input.template} "
-        "--config {input.config} --code {input.code} "
+        "--config {input.config} --code {input.code} --recorded {params.recorded} "
         "--out-md {output.md} --out-html {output.html} 2> {log}"

@@ -47,6 +47,7 @@ DEMOS: dict[str, tuple[str, str]] = {
     # 06 beyond the lecture: its "at scale" claims made concrete (§8.4, §9.5, §10.4)
     "06.1": ("beyond", "memory_light_attention"),
     "06.2": ("beyond", "kv_cache_decoding"),
+    "06.3": ("beyond", "gpu_step_time"),
     # §13 exercises whose answers are numbers
     "13.1": ("exercises", "exercise_answers"),
 }

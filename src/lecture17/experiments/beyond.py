@@ -2,18 +2,22 @@
 
     06.1  memory_light_attention  §10.4, §3.4  attention that never stores the n×n matrix
     06.2  kv_cache_decoding       §8.4         greedy decoding with a key/value cache
+    06.3  gpu_step_time           §9.5         ms per training step on a GPU as L grows to 2048:
+                                               where the Transformer overtakes the GRU
 
 References: Dao et al. (2022), "FlashAttention: Fast and Memory-Efficient Exact Attention with
 IO-Awareness", NeurIPS, arXiv:2205.14135 (tiling and the online softmax);
 Milakov & Gimelshein (2018), "Online normalizer calculation for softmax", arXiv:1805.02867;
 Pope et al. (2023), "Efficiently Scaling Transformer Inference", MLSys, arXiv:2211.05102
-(the KV cache and its memory).
+(the KV cache and its memory); Vaswani et al. (2017), "Attention is all you need", §4 and
+Table 1 (sequential operations O(n) for a recurrent layer, O(1) for self-attention).
 
 Every function follows the demo contract (docs/CONTRACTS.md): keyword-only settings from
 config/config.yaml, a `seed`, and a tidy DataFrame (label columns, `quantity`, `value`).
 Quantities whose names start with `ms` are wall-clock timings: they differ on every run.
 """
 
+import contextlib
 import statistics
 import time
 import tracemalloc
@@ -179,3 +183,175 @@ def kv_cache_decoding(
             records += _compare_decoding(model, src, length, BOS, repeats)
     table = pd.DataFrame.from_records(records, columns=["method", "length", "quantity", "value"])
     return table.astype({"length": np.int64, "value": np.float64})
+
+
+# -------------------------------------------------------------------------------------------
+# 06.3 ms per training step on a GPU (§9.5 "Transformer 的速度优势要在 GPU 上才显现")
+
+# our three models (05.x) and PyTorch's own two (torch_models), timed side by side
+TIMED_MODELS = ("transformer", "gru", "gru_attention", "nn.Transformer", "nn.GRU")
+PRECISIONS = ("fp32", "bf16")  # fp32, or bf16 autocast (matmuls in bf16, weights in fp32)
+SIZE_KEYS = {"d_model", "n_heads", "d_ff", "precision"}
+# (ratio quantity, numerator model, denominator model); on the `model` = numerator rows
+RATIOS = (
+    ("ms_ratio_transformer_over_gru", "transformer", "gru"),  # < 1: the Transformer is faster
+    ("ms_ratio_transformer_over_gru_attention", "transformer", "gru_attention"),
+    ("ms_ratio_transformer_over_nn_transformer", "transformer", "nn.Transformer"),  # ours/PyTorch's
+    ("ms_ratio_gru_over_nn_gru", "gru", "nn.GRU"),
+)
+
+
+def _check_step_time_settings(*, size, sizes, models, seq_lens, batch_size, rounds, device):
+    """Refuse bad settings before any model is built, naming what is allowed."""
+    from lecture17.training import check_device
+
+    if size not in sizes:
+        raise ValueError(f"unknown size {size!r}; sizes has {sorted(sizes)}")
+    spec = sizes[size]
+    if set(spec) != SIZE_KEYS:
+        raise ValueError(
+            f"sizes[{size!r}] must have exactly the keys {sorted(SIZE_KEYS)}; got {sorted(spec)}"
+        )
+    if spec["precision"] not in PRECISIONS:
+        raise ValueError(f"unknown precision {spec['precision']!r}; expected one of {PRECISIONS}")
+    if spec["d_model"] % spec["n_heads"] != 0:
+        raise ValueError(
+            f"d_model ({spec['d_model']}) must be divisible by n_heads ({spec['n_heads']})"
+        )
+    unknown = [m for m in models if m not in TIMED_MODELS]
+    if unknown or not models:
+        raise ValueError(f"unknown models {unknown}; expected a non-empty list of {TIMED_MODELS}")
+    if not seq_lens or min(seq_lens) < 1 or batch_size < 1 or rounds < 1:
+        raise ValueError(
+            f"need seq_lens >= 1, batch_size >= 1 and rounds >= 1; "
+            f"got {seq_lens}, {batch_size}, {rounds}"
+        )
+    check_device(device)
+
+
+def _timed_model(name: str, spec: dict, max_len: int):
+    """One of TIMED_MODELS at the sizes `spec` (GRUs: embedding and hidden state d_model wide)."""
+    from lecture17 import tiny_transformer as tt
+    from lecture17.torch_models import PlainGRU, TorchTransformer
+    from lecture17.training import VOCAB_SIZE
+
+    d_model, n_heads, d_ff = spec["d_model"], spec["n_heads"], spec["d_ff"]
+    if name == "transformer":
+        return tt.Transformer(
+            VOCAB_SIZE, VOCAB_SIZE, d_model=d_model, n_heads=n_heads, d_ff=d_ff, max_len=max_len
+        )
+    if name == "nn.Transformer":
+        return TorchTransformer(VOCAB_SIZE, d_model, n_heads, d_ff, max_len=max_len)
+    if name == "nn.GRU":
+        return PlainGRU(VOCAB_SIZE, emb_dim=d_model, hidden=d_model)
+    sizes = dict(emb_dim=d_model, hidden=d_model)
+    return tt.build_model(name, src_vocab=VOCAB_SIZE, tgt_vocab=VOCAB_SIZE, **sizes)
+
+
+def training_step(model, batch, lr, device, precision):
+    """A closure: one training step (forward, loss, backward, Adam) on a fixed batch.
+
+    bf16: the forward pass runs under torch.autocast (matmuls and attention in bfloat16,
+    parameters and the optimizer in float32); the loss is taken in float32.
+    """
+    import torch
+    import torch.nn.functional as F
+
+    from lecture17.training import make_optimizer
+
+    opt = make_optimizer("adam", model.parameters(), lr)
+    src, tgt_in, tgt_out = batch
+    autocast = (
+        torch.autocast(device_type=device, dtype=torch.bfloat16)
+        if precision == "bf16"
+        else contextlib.nullcontext()
+    )
+
+    def step():
+        with autocast:
+            logits = model(src, tgt_in)  # (b, L+1, vocab)
+        loss = F.cross_entropy(logits.float().flatten(0, 1), tgt_out.flatten())
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+
+    return step
+
+
+def gpu_step_time(
+    *,
+    size: str,
+    sizes: dict,
+    models: list[str],
+    seq_lens: list[int],
+    batch_size: int,
+    lr: float,
+    warmup_steps: int,
+    rounds: int,
+    device: str,
+    seed: int,
+) -> pd.DataFrame:
+    """ms per training step of our models and PyTorch's, for each L (§9.5 at scale).
+
+    `sizes[size]` gives d_model, n_heads, d_ff (the Transformers, 1 + 1 layers) and precision
+    (fp32, or bf16 autocast); the GRUs' embedding and hidden state are d_model wide. A step is
+    forward, cross-entropy, backward and a fused Adam step on one fixed reversal batch
+    (§9.1; batch_size sequences of L symbols), as 05.4 times it. For each L, every model
+    (built from torch.manual_seed(seed) on the CPU, then moved) runs `warmup_steps` untimed
+    steps, then `rounds` interleaved rounds of one step each, so a drift of the machine hits
+    all models alike; on cuda the clock stops after torch.cuda.synchronize(). One thread.
+
+    Rows (`device_name`: the GPU's name, or cpu; `d_model`, `precision`, `model`, `seq_len`):
+    `ms_per_step`, the median over rounds,
+    and on the numerator's rows the ratios of RATIOS measured in this same run (all timings:
+    they differ on every run). Built for `device: cuda`; on the CPU it runs (tests use tiny
+    sizes) but says nothing about a GPU.
+    """
+    _check_step_time_settings(
+        size=size,
+        sizes=sizes,
+        models=models,
+        seq_lens=seq_lens,
+        batch_size=batch_size,
+        rounds=rounds,
+        device=device,
+    )
+    import torch
+
+    from lecture17.training import ReversalTask, single_thread, to_device
+
+    spec = sizes[size]
+    sync = torch.cuda.synchronize if device == "cuda" else lambda: None
+    records = []
+    with single_thread():
+        for L in seq_lens:
+            task = ReversalTask(L)
+            batch = to_device(task.sample(torch.Generator().manual_seed(seed), batch_size), device)
+            steps = {}
+            for name in models:
+                torch.manual_seed(seed)
+                model = _timed_model(name, spec, max_len=L + 1).to(device)  # tgt_in: L + 1
+                steps[name] = training_step(model, batch, lr, device, spec["precision"])
+                for _ in range(warmup_steps):
+                    steps[name]()
+            times = {name: [] for name in models}
+            for _ in range(rounds):
+                for name, step in steps.items():
+                    sync()
+                    start = time.perf_counter()
+                    step()
+                    sync()
+                    times[name].append(time.perf_counter() - start)
+            ms = {name: 1e3 * statistics.median(t) for name, t in times.items()}
+            records += [(name, L, "ms_per_step", ms[name]) for name in models]
+            records += [
+                (top, L, quantity, ms[top] / ms[bottom])
+                for quantity, top, bottom in RATIOS
+                if top in ms and bottom in ms
+            ]
+            del steps  # free this length's models and optimizer state before the next L
+    table = pd.DataFrame.from_records(records, columns=["model", "seq_len", "quantity", "value"])
+    table.insert(0, "precision", spec["precision"])
+    table.insert(0, "d_model", spec["d_model"])
+    table.insert(0, "device_name", torch.cuda.get_device_name() if device == "cuda" else "cpu")
+    return table.astype({"d_model": np.int64, "seq_len": np.int64, "value": np.float64})

@@ -1,0 +1,91 @@
+"""PyTorch's own sequence models, wrapped to our models' interface: the yardsticks of §9.5.
+
+Speed is only meaningful next to something: our from-scratch tiny_transformer.Transformer is
+timed against nn.Transformer of the same sizes, and GRUSeq2Seq against a plain nn.GRU
+encoder-decoder. Both wrappers take the same inputs as our models,
+
+    logits = model(src, tgt_in)   # src (b, n_src), tgt_in (b, n_tgt) -> (b, n_tgt, vocab)
+
+with the same embeddings, sinusoidal positional encoding (§6.2) and output layer, so the
+difference in a training step is the difference between the two implementations. Used by demo
+06.3 (ms per training step on a GPU) and bench/step_time.py. They are never trained for accuracy
+here; no dropout (as tiny_transformer).
+"""
+
+from torch import nn
+
+from lecture17.tiny_transformer import sinusoidal_encoding
+
+# -----------------------------------------------------------------------------
+
+
+class TorchTransformer(nn.Module):
+    """nn.Transformer (Post-LN, 1 + 1 layers by default) with our embeddings, PE and output layer.
+
+    The look-ahead mask (§8.1) is built once per target length and cached, and passed with
+    `tgt_is_causal=True`: nn.Transformer's most favourable use (its fused kernels may then skip
+    the masked blocks).
+    """
+
+    def __init__(
+        self,
+        vocab_size,
+        d_model=64,
+        n_heads=4,
+        d_ff=256,
+        n_enc_layers=1,
+        n_dec_layers=1,
+        max_len=256,
+    ):
+        super().__init__()
+        self.src_embed = nn.Embedding(vocab_size, d_model)
+        self.tgt_embed = nn.Embedding(vocab_size, d_model)
+        self.register_buffer("pe", sinusoidal_encoding(max_len, d_model), persistent=False)
+        self.transformer = nn.Transformer(
+            d_model,
+            n_heads,
+            n_enc_layers,
+            n_dec_layers,
+            d_ff,
+            dropout=0.0,
+            batch_first=True,
+        )
+        self.out = nn.Linear(d_model, vocab_size)
+        self.masks = {}  # (n, device) -> (n, n) float mask, -inf above the diagonal
+
+    def forward(self, src, tgt_in):
+        n_src, n_tgt = src.shape[1], tgt_in.shape[1]
+        if max(n_src, n_tgt) > self.pe.shape[0]:
+            raise ValueError(
+                f"sequence length {max(n_src, n_tgt)} exceeds max_len {self.pe.shape[0]} "
+                "of the positional-encoding table"
+            )
+        key = (n_tgt, src.device)
+        if key not in self.masks:
+            self.masks[key] = nn.Transformer.generate_square_subsequent_mask(
+                n_tgt, device=src.device
+            )
+        x = self.src_embed(src) + self.pe[:n_src]  # (b, n_src, d_model)
+        y = self.tgt_embed(tgt_in) + self.pe[:n_tgt]  # (b, n_tgt, d_model)
+        y = self.transformer(x, y, tgt_mask=self.masks[key], tgt_is_causal=True)
+        return self.out(y)  # (b, n_tgt, vocab)
+
+
+class PlainGRU(nn.Module):
+    """Embedding -> nn.GRU encoder -> nn.GRU decoder started from its last state -> Linear.
+
+    GRUSeq2Seq without attention, in plain PyTorch (Cho et al. 2014, §9.1).
+    """
+
+    def __init__(self, vocab_size, emb_dim=64, hidden=128):
+        super().__init__()
+        self.src_embed = nn.Embedding(vocab_size, emb_dim)
+        self.tgt_embed = nn.Embedding(vocab_size, emb_dim)
+        self.encoder = nn.GRU(emb_dim, hidden, batch_first=True)
+        self.decoder = nn.GRU(emb_dim, hidden, batch_first=True)
+        self.out = nn.Linear(hidden, vocab_size)
+
+    def forward(self, src, tgt_in):
+        _, last = self.encoder(self.src_embed(src))  # (1, b, hidden)
+        states, _ = self.decoder(self.tgt_embed(tgt_in), last)  # (b, n_tgt, hidden)
+        return self.out(states)  # (b, n_tgt, vocab)
