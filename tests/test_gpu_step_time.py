@@ -284,6 +284,10 @@ def lecture17(work: Path, *args: str) -> subprocess.CompletedProcess:
     )
 
 
+def args_of_the_test_config() -> list[str]:
+    return ["--configfile", TEST_CONFIG, "--replace-workflow-config"]
+
+
 def gpu_only(config_text: str) -> str:
     """The .test config with 06.3 a GPU-only demo, as in the full config."""
     import yaml
@@ -314,7 +318,7 @@ def test_a_cpu_build_aggregates_recorded_gpu_runs_only_while_their_settings_hold
     config.write_text(spec_text)  # back to a GPU-only demo, in a CPU build
 
     def plan():
-        args = ["--configfile", TEST_CONFIG, "--replace-workflow-config"]
+        args = args_of_the_test_config()
         done = lecture17(work, "snakemake", "--dry-run", "--forceall", "--printshellcmds", *args)
         assert done.returncode == 0, done.stdout + done.stderr
         return done.stdout + done.stderr
@@ -326,3 +330,7 @@ def test_a_cpu_build_aggregates_recorded_gpu_runs_only_while_their_settings_hold
     planned = plan()
     assert "recorded with other settings" in planned
     assert "results/tables/06.3.csv" not in planned and "--recorded  " in planned
+    asked = lecture17(
+        work, "snakemake", "-n", *args_of_the_test_config(), "results/tables/06.3.csv"
+    )  # as `python -m lecture17 show 06.3` does
+    assert asked.returncode != 0 and "runs only in a build with device in ['cuda']" in asked.stderr

@@ -4,6 +4,7 @@ import json
 import os
 from pathlib import Path
 
+from snakemake.exceptions import WorkflowError
 from snakemake.logging import logger
 from snakemake.utils import validate
 
@@ -107,7 +108,16 @@ def recorded_csvs(demo):
 
 def table_inputs(demo):
     """This build's runs of the demo, or, for a GPU demo in a CPU build, the recorded ones."""
-    return run_csvs(demo) if runs_here(demo) else recorded_csvs(demo)
+    if runs_here(demo):
+        return run_csvs(demo)
+    recorded = recorded_csvs(demo)
+    if not recorded:  # e.g. `python -m lecture17 show 06.3` in a CPU build
+        raise WorkflowError(
+            f"demo {demo} runs only in a build with device in "
+            f"{config['demos'][demo]['devices']} (`--config device=cuda` on a GPU), and "
+            f"{MEASURED}/{demo}/ holds no runs recorded with this config's settings"
+        )
+    return recorded
 
 
 def code(*modules):
@@ -120,7 +130,7 @@ from lecture17.figures import FIGURES
 # Every demo that runs in this build gets a seed-averaged table; a GPU-only demo (06.3) gets one
 # in a `device=cuda` build, or from its runs recorded under report/measured/. A figure is drawn
 # when its demo has a table.
-TABLES = [demo for demo in config["demos"] if table_inputs(demo)]
+TABLES = [demo for demo in config["demos"] if runs_here(demo) or recorded_csvs(demo)]
 RECORDED = [demo for demo in TABLES if not runs_here(demo)]
 FIGURE_NAMES = [name for name, (demo, _) in FIGURES.items() if demo in TABLES]
 
