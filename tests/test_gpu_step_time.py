@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
+from repository import copy_repository
 
 from lecture17 import diff, ledger
 from lecture17.experiments.beyond import RATIOS, TIMED_MODELS, gpu_step_time
@@ -258,21 +259,6 @@ def test_a_cpu_build_leaves_the_gpu_demo_out_and_a_cuda_build_plans_one_job_per_
 TEST_CONFIG = ".test/config/config.yaml"
 
 
-def copy_of_the_repository(work: Path) -> Path:
-    files = subprocess.run(
-        ["git", "ls-files", "--cached", "--others", "--exclude-standard"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.split()
-    for name in files:
-        if (ROOT / name).is_file():
-            (work / name).parent.mkdir(parents=True, exist_ok=True)
-            (work / name).write_bytes((ROOT / name).read_bytes())
-    return work
-
-
 def lecture17(work: Path, *args: str) -> subprocess.CompletedProcess:
     env = dict(
         os.environ,
@@ -299,7 +285,7 @@ def gpu_only(config_text: str) -> str:
 
 @pytest.mark.slow
 def test_a_cpu_build_aggregates_recorded_gpu_runs_only_while_their_settings_hold(tmp_path):
-    work = copy_of_the_repository(tmp_path)
+    work = copy_repository(tmp_path)
     config = work / TEST_CONFIG
     config.write_text(gpu_only(config.read_text()))
     # on a GPU machine: python -m lecture17 run 06.3 --device cuda --results report/measured
@@ -333,4 +319,5 @@ def test_a_cpu_build_aggregates_recorded_gpu_runs_only_while_their_settings_hold
     asked = lecture17(
         work, "snakemake", "-n", *args_of_the_test_config(), "results/tables/06.3.csv"
     )  # as `python -m lecture17 show 06.3` does
-    assert asked.returncode != 0 and "runs only in a build with device in ['cuda']" in asked.stderr
+    said = asked.stdout + asked.stderr
+    assert asked.returncode != 0 and "runs only in a build with device in ['cuda']" in said

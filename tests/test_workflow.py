@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from repository import copy_repository
 
 from lecture17.deps import code_inputs
 from lecture17.experiments import DEMOS
@@ -57,18 +58,7 @@ def planned_outputs(workdir: Path) -> set[str]:
 
 @pytest.fixture(scope="module")
 def workdir(tmp_path_factory):
-    work = tmp_path_factory.mktemp("lecture17")
-    files = subprocess.run(
-        ["git", "ls-files", "--cached", "--others", "--exclude-standard"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.split()
-    for name in files:
-        if (ROOT / name).is_file():
-            (work / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(ROOT / name, work / name)
+    work = copy_repository(tmp_path_factory.mktemp("lecture17"))
     snakemake(work, "--cores", "2")
     return work
 

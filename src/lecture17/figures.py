@@ -247,18 +247,26 @@ def attention_maps(table, ax):
     fig.suptitle(f"Mean attention weights, reversal of L = {L} (anti-diagonal = mirror position)")
 
 
+def _step_time_axes(ax, lengths):
+    """Log-log axes for ms per step against L, ticks at the measured lengths."""
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xticks(sorted(lengths.astype(int).unique()))
+    ax.get_xaxis().set_major_formatter("{x:.0f}")
+    ax.get_yaxis().set_major_formatter("{x:g}")
+    low, high = ax.get_ylim()
+    if high / low < 10:  # under a decade there is no major tick to read: label the minor ones
+        ax.get_yaxis().set_minor_formatter("{x:g}")
+    ax.set_xlabel("sequence length L")
+    ax.set_ylabel("ms per training step (log scale)")
+
+
 def step_time_by_length(table, ax):
     """05.4 (§9.5): ms per training step against L, log-log (machine-dependent)."""
     for model, (x, mean, _, _) in _series(table, "ms_per_step", "seq_len", "model").items():
         name, colour = _model_style(model)
         ax.plot(x, mean, "o-", color=colour, label=name)
-    ax.set_xscale("log", base=2)
-    ax.set_yscale("log")
-    ax.set_xticks(sorted(table["seq_len"].astype(int).unique()))
-    ax.get_xaxis().set_major_formatter("{x:.0f}")
-    ax.get_yaxis().set_major_formatter("{x:g}")
-    ax.set_xlabel("sequence length L")
-    ax.set_ylabel("ms per training step (log scale)")
+    _step_time_axes(ax, table["seq_len"])
     ax.set_title("Training step time on this machine (CPU, 1 thread; machine-dependent)")
     ax.legend()
 
@@ -283,16 +291,11 @@ def gpu_step_time_by_length(table, ax):
             else:
                 name, colour = _model_style(model)
                 panel.plot(x, mean, "o-", color=colour, label=name)
-        panel.set_xscale("log", base=2)
-        panel.set_yscale("log")
-        panel.set_xticks(sorted(rows["seq_len"].astype(int).unique()))
-        panel.get_xaxis().set_major_formatter("{x:.0f}")
-        panel.get_yaxis().set_major_formatter("{x:g}")
-        panel.get_yaxis().set_minor_formatter("{x:g}")
-        panel.set_xlabel("sequence length L")
+        _step_time_axes(panel, rows["seq_len"])
         precision = rows["precision"].iloc[0]
         panel.set_title(f"d_model = {d_model}, 1 + 1 layers, {precision}")
-    axes[0].set_ylabel("ms per training step (log scale)")
+    for panel in axes[1:]:
+        panel.set_ylabel("")
     axes[0].legend(fontsize="small")
     fig.suptitle(f"Training step time on {table['device_name'].iloc[0]} (machine-dependent)")
 

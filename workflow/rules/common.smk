@@ -11,7 +11,13 @@ from snakemake.utils import validate
 from lecture17.csvio import timing_path
 from lecture17.deps import code_inputs
 from lecture17.experiments import DEMOS
-from lecture17.run import check_settings, grid_folder, grid_points as points_of, load_demo, runs
+from lecture17.run import (
+    check_settings,
+    grid_folder,
+    grid_points as points_of,
+    load_demo,
+    runs,
+)
 
 validate(config, schema="../schemas/config.schema.yaml")
 
