@@ -226,6 +226,13 @@ def test_a_gpu_claim_with_its_table_is_judged_as_a_timing():
     np.testing.assert_allclose(outcome.numbers["tf"], [9.0, 6.0, 3.0])
 
 
+def test_a_gpu_build_and_a_cpu_build_do_not_differ_on_the_gpu_claim():
+    gpu_build = {"06.3": timing_table({512: [0.9, 0.6, 0.3]})}
+    assert diff.diff_builds([GPU_CLAIM], gpu_build, {}) == ([], 0)
+    lines, failures = diff.diff_builds([GPU_CLAIM], gpu_build, {}, show_timing=True)
+    assert failures == 0 and lines[0].endswith("计时 timing: (9, 6, 3) vs —")  # shown, not counted
+
+
 def test_the_ledger_knows_only_cuda_as_a_need(tmp_path):
     path = tmp_path / "ledger.yaml"
     path.write_text("- {id: A, section: '§1', claim: c, lecture: '1', class: timing, needs: tpu}\n")

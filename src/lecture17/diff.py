@@ -43,11 +43,11 @@ def compare_claim(a, b) -> tuple[bool, str]:
     """Whether two builds agree on one claim, and why not."""
     entry = a.entry
     cls = entry["class"]
+    if cls in ("cited", "timing"):  # never a difference, even if one side lacks it (a GPU's)
+        return True, ""
     if {a.status, b.status} & {"missing", "gpu"}:
         same = a.status == b.status
         return same, "" if same else "一边没有构建 built on one side only"
-    if cls in ("cited", "timing"):
-        return True, ""
     if cls == "exact":
         return a.ours == b.ours, f"{a.ours} ≠ {b.ours}"
     if cls == "precision":
@@ -68,7 +68,7 @@ def diff_builds(entries, tables_a, tables_b, show_timing=False) -> tuple[list[st
     for a, b in zip(outcomes_a, outcomes_b, strict=True):
         ok, reason = compare_claim(a, b)
         if a.entry["class"] == "timing" and show_timing:
-            lines.append(_line(a.entry, f"计时 timing: {a.ours} vs {b.ours}"))
+            lines.append(_line(a.entry, f"计时 timing: {a.ours or '—'} vs {b.ours or '—'}"))
         elif not ok:
             failures += 1
             lines.append(_line(a.entry, reason))
