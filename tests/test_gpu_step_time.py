@@ -328,3 +328,30 @@ def test_a_cpu_build_aggregates_recorded_gpu_runs_only_while_their_settings_hold
     )  # as `python -m lecture17 show 06.3` does
     said = asked.stdout + asked.stderr
     assert asked.returncode != 0 and "runs only in a build with device in ['cuda']" in said
+
+
+def test_running_a_demo_without_snakemake_writes_what_its_rule_writes(tmp_path):
+    import json
+
+    import yaml
+
+    settings = yaml.safe_load((ROOT / "config/config.yaml").read_text())["demos"]["01.1"]
+    rule = lecture17(
+        ROOT,
+        "lecture17.run",
+        "01.1",
+        "--seed",
+        "0",
+        "--settings",
+        json.dumps(settings["settings"], sort_keys=True),
+        "--out",
+        str(tmp_path / "rule/01.1/seed0.csv"),
+    )
+    assert rule.returncode == 0, rule.stderr
+    alone = lecture17(ROOT, "lecture17", "run", "01.1", "--results", str(tmp_path / "alone"))
+    assert alone.returncode == 0, alone.stderr
+    for name in ("seed0.csv", "seed0.timing.csv"):
+        assert (tmp_path / "alone/01.1" / name).read_bytes() == (
+            tmp_path / "rule/01.1" / name
+        ).read_bytes()
+    assert json.loads((tmp_path / "alone/01.1/settings.json").read_text()) == settings["settings"]
