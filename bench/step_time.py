@@ -22,12 +22,10 @@ Timings are machine-dependent and drift by 10-30 % between runs (bench/README.md
 """
 
 import argparse
-import statistics
-import time
 
 import torch
 
-from lecture17.experiments.beyond import training_step
+from lecture17.experiments.beyond import interleaved_ms, training_step
 from lecture17.tiny_transformer import GRUSeq2Seq, Transformer
 from lecture17.torch_models import PlainGRU, TorchTransformer
 from lecture17.training import VOCAB_SIZE, reversal_batch, to_device
@@ -58,7 +56,6 @@ def build_models(args, max_len):
 
 def time_models(args, L):
     """Median ms per step of every model at length L, timed in interleaved rounds."""
-    sync = torch.cuda.synchronize if args.device == "cuda" else lambda: None
     torch.manual_seed(0)
     batch = reversal_batch(torch.Generator().manual_seed(0), args.batch_size, L)
     batch = to_device(batch, args.device)
@@ -68,16 +65,7 @@ def time_models(args, L):
         steps[name] = training_step(model, batch, 1e-3, args.device, args.precision)
         for _ in range(args.warmup):
             steps[name]()
-    times = {name: [] for name in steps}
-    for _ in range(args.repeats):
-        for name, step in steps.items():
-            sync()
-            start = time.perf_counter()
-            for _ in range(args.block):
-                step()
-            sync()
-            times[name].append((time.perf_counter() - start) / args.block)
-    return {name: 1e3 * statistics.median(t) for name, t in times.items()}
+    return interleaved_ms(steps, args.repeats, args.device, args.block)
 
 
 def main(argv=None):

@@ -278,6 +278,27 @@ def training_step(model, batch, lr, device, precision):
     return step
 
 
+def interleaved_ms(steps: dict, rounds: int, device: str, block: int = 1) -> dict:
+    """Median ms per call of each closure in `steps`, timed in interleaved rounds.
+
+    Each round runs every closure `block` times in turn, so a slow drift of the machine hits
+    all of them alike; on cuda the clock is read after torch.cuda.synchronize().
+    """
+    import torch
+
+    sync = torch.cuda.synchronize if device == "cuda" else lambda: None
+    times = {name: [] for name in steps}
+    for _ in range(rounds):
+        for name, step in steps.items():
+            sync()
+            start = time.perf_counter()
+            for _ in range(block):
+                step()
+            sync()
+            times[name].append((time.perf_counter() - start) / block)
+    return {name: 1e3 * statistics.median(t) for name, t in times.items()}
+
+
 def gpu_step_time(
     *,
     size: str,
@@ -321,7 +342,6 @@ def gpu_step_time(
     from lecture17.training import ReversalTask, single_thread, to_device
 
     spec = sizes[size]
-    sync = torch.cuda.synchronize if device == "cuda" else lambda: None
     records = []
     with single_thread():
         for L in seq_lens:
@@ -334,15 +354,7 @@ def gpu_step_time(
                 steps[name] = training_step(model, batch, lr, device, spec["precision"])
                 for _ in range(warmup_steps):
                     steps[name]()
-            times = {name: [] for name in models}
-            for _ in range(rounds):
-                for name, step in steps.items():
-                    sync()
-                    start = time.perf_counter()
-                    step()
-                    sync()
-                    times[name].append(time.perf_counter() - start)
-            ms = {name: 1e3 * statistics.median(t) for name, t in times.items()}
+            ms = interleaved_ms(steps, rounds, device)
             records += [(name, L, "ms_per_step", ms[name]) for name in models]
             records += [
                 (top, L, quantity, ms[top] / ms[bottom])
