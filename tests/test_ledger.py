@@ -1,54 +1,36 @@
-"""The ledger (report/ledger.yaml) against the code that produces its numbers.
+"""The ledger (report/ledger/) against the code that produces its numbers, and its checks.
 
-Two kinds of checks, neither needs a build:
-- the ledger itself: it loads, ids are unique, classes and flags are valid, every entry names a
-  demo that exists and has the fields its class needs;
-- the lecture's digits: the deterministic demos run here for seed 0 (a few seconds), go through
-  the same CSV → seed-aggregation path as the pipeline, and every `exact` and `precision` entry
-  of those demos must agree with the lecture. This is what makes the ledger's digits a test.
-Seeded and timing entries are only checked to select existing rows: one seed decides nothing.
+- The ledger itself: it loads (load_ledger validates every entry and names the claim of a typo),
+  ids are unique, flags are valid, every entry names a demo that exists.
+- The lecture's digits from the code: the deterministic demos run here for their first seed
+  (seconds), go through the pipeline's CSV → aggregation path, and every exact, reconstructed,
+  echo and precision claim of those demos must agree with the lecture.
+- Every check can fail: on the committed reference tables, each claim is evaluated, then the
+  rows each of its values reads are mutated until one mutation changes the verdict; where no
+  mutation of a table can, the predicate file's EXAMPLES give values that hold and that fail.
 """
 
+import copy
+import importlib.util
 from functools import cache
 from pathlib import Path
 
 import pytest
 import yaml
 
-from lecture17 import ledger
+from lecture17 import checks, ledger
 from lecture17.aggregate import aggregate, read_runs
 from lecture17.csvio import write_csv
+from lecture17.diff import load_tables
 from lecture17.experiments import DEMOS
 from lecture17.report import load_views
 from lecture17.run import run_demo
 
 ROOT = Path(__file__).resolve().parents[1]
-LEDGER = ROOT / "report" / "ledger.yaml"
+LEDGER = ROOT / "report" / "ledger"
+REFERENCE = ROOT / "report" / "reference"
 FLAGS = {f"F{i:02d}" for i in range(1, 11)}  # the reading aid's flags F01–F10
-# The demos that run in seconds (no training). The training demos (02.3, 03.5, 04.3, 05.x)
-# are checked by the build, not here.
-FAST_DEMOS = [
-    "01.1",
-    "01.2",
-    "01.3",
-    "01.4",
-    "01.5",
-    "02.1",
-    "02.2",
-    "02.4",
-    "02.5",
-    "03.1",
-    "03.2",
-    "03.3",
-    "03.4",
-    "04.1",
-    "04.2",
-    "04.4",
-    "04.5",
-    "04.6",
-    "13.1",
-]
-SELECTOR_KEYS = {"demo", "quantity", "where", "stat"}
+DETERMINISTIC = ("exact", "reconstructed", "echo", "precision")
 
 
 @cache
@@ -62,14 +44,31 @@ def config() -> dict:
         return yaml.safe_load(f)["demos"]
 
 
-def selectors(entry: dict) -> dict:
-    if "values" in entry:
-        return entry["values"]
-    return {"ours": entry["value"]} if "value" in entry else {}
+@cache
+def examples() -> dict:
+    """EXAMPLES of every predicate file: {claim id: {"holds": {...}, "fails": {...}}}."""
+    found = {}
+    for path in sorted(LEDGER.glob("*.py")):
+        spec = importlib.util.spec_from_file_location(f"examples_{path.stem}", path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        found.update(getattr(module, "EXAMPLES", {}))
+    return found
+
+
+def fast_demos() -> list[str]:
+    """The demos without training (no grid) that run on the CPU: seconds each."""
+    return [
+        d
+        for d, spec in config().items()
+        if not spec.get("grid") and "cpu" in spec.get("devices", ["cpu"])
+    ]
 
 
 def demos_of(entry: dict) -> set[str]:
-    return {str(sel.get("demo", entry.get("demo"))) for sel in selectors(entry).values()}
+    if not ledger._has_values(entry):  # cited, or the lecture's arithmetic shown back
+        return set()
+    return {str(s.get("demo", entry.get("demo"))) for s in ledger._selectors(entry).values()}
 
 
 # -------------------------------------------------------------------------------------------
@@ -77,42 +76,22 @@ def demos_of(entry: dict) -> set[str]:
 
 
 def test_ledger_loads_with_unique_ids_and_valid_classes():
-    loaded = entries()  # load_ledger rejects unknown keys, unknown classes and repeated ids
-    assert loaded, "the ledger is empty"
-    ids = [e["id"] for e in loaded]
-    assert len(ids) == len(set(ids))
+    loaded = entries()  # load_ledger rejects unknown keys, classes, words and repeated ids
+    assert len(loaded) > 100
     assert {e["class"] for e in loaded} <= set(ledger.CLASSES)
 
 
 @pytest.mark.parametrize("entry", entries(), ids=lambda e: e["id"])
-def test_entry_has_the_fields_its_class_needs(entry):
-    for key in ("claim", "lecture", "section"):
-        assert str(entry.get(key, "")).strip(), f"{entry['id']}: no {key}"
+def test_entry_names_real_demos_and_flags(entry):
     assert entry["section"].startswith(("§", "Ex")), entry["section"]
     if "flag" in entry:
         assert entry["flag"] in FLAGS and entry.get("note"), f"{entry['id']}: flag without note"
+    known = set(DEMOS) | set(load_views(ROOT / "report" / "views"))
+    assert demos_of(entry) <= set(DEMOS), entry["id"]
     if "demo" in entry:  # a demo that runs, or one the report shows from another's table (05.2)
-        known = set(DEMOS) | set(load_views(ROOT / "report" / "views"))
         assert entry["demo"] in known, f"{entry['id']}: unknown demo {entry['demo']}"
-    if entry["class"] == "cited":
-        assert not {"value", "values", "holds", "show", "fmt", "bound"} & set(entry)
-        return
-    assert "demo" in entry, f"{entry['id']}: a computed claim names its demo"
-    assert ("value" in entry) != ("values" in entry), "exactly one of value / values"
-    for sel in selectors(entry).values():
-        assert set(sel) <= SELECTOR_KEYS and "quantity" in sel, sel
-        assert sel.get("stat", "mean") in ("mean", "min", "max"), sel
-    assert demos_of(entry) <= set(DEMOS)
-    if "show" in entry:  # a name, or an expression over the names
-        names = set(selectors(entry))
-        assert entry["show"] in names or any(n in entry["show"] for n in names), entry["show"]
-    if entry["class"] in ("seeded", "timing"):
-        assert entry.get("holds"), f"{entry['id']}: a {entry['class']} claim needs `holds`"
-    if entry["class"] == "exact" and "holds" not in entry:
-        assert "fmt" in entry, f"{entry['id']}: exact digits need the lecture's `fmt`"
-    if entry["class"] == "precision":
-        assert "holds" not in entry
-        assert float(entry.get("bound", ledger.DEFAULT_BOUND)) <= 1e-12
+    if entry["class"] == "reconstructed":
+        assert entry.get("flag"), f"{entry['id']}: a reconstructed input names its flag"
 
 
 def test_entries_follow_the_lecture_and_exercises_come_last():
@@ -121,16 +100,46 @@ def test_entries_follow_the_lecture_and_exercises_come_last():
     assert all(s.startswith("Ex") for s in sections[first_exercise:])
 
 
+@pytest.mark.parametrize(
+    "typo, message",
+    [
+        ({"clas": "exact"}, "unknown keys"),
+        ({"class": "exactly"}, "class 'exactly'"),
+        ({"check": [{"belo": {"value": "ours", "than": 1}}]}, "unknown check word 'belo'"),
+        ({"check": [{"below": {"value": "our", "than": 1}}]}, "unknown reference 'our'"),
+        ({"check": [{"below": {"value": "ours"}}]}, "missing ['than']"),
+        ({"check": [{"predicate": "no_such_check"}]}, "unknown predicate"),
+        ({"check": [{"near": {"value": "ours", "tol": 1, "to": "lecture.x"}}]}, "lecture number"),
+        ({"fmt": ".3q"}, "format"),
+    ],
+)
+def test_a_typo_in_an_entry_names_the_claim(tmp_path, typo, message):
+    entry = {
+        "id": "C999",
+        "section": "§2.3",
+        "demo": "01.1",
+        "claim": "a claim",
+        "lecture": "0.614",
+        "class": "exact",
+        "value": {"quantity": "weight"},
+        "fmt": ".3f",
+    }
+    (tmp_path / "x.yaml").write_text(yaml.safe_dump([{**entry, **typo}]), encoding="utf-8")
+    with pytest.raises(ValueError, match="C999") as error:
+        ledger.load_ledger(tmp_path)
+    assert message in str(error.value)
+
+
 # -------------------------------------------------------------------------------------------
 # The lecture's digits, from the code
 
 
 @pytest.fixture(scope="module")
 def tables(tmp_path_factory) -> dict:
-    """Seed-0 tables of the fast demos, through the pipeline's CSV and aggregation code."""
+    """First-seed tables of the fast demos, through the pipeline's CSV and aggregation code."""
     folder = tmp_path_factory.mktemp("ledger_runs")
     built = {}
-    for demo in FAST_DEMOS:
+    for demo in fast_demos():
         seed = config()[demo]["seeds"][0]
         path = folder / f"{demo}_seed{seed}.csv"
         write_csv(run_demo(demo, config()[demo]["settings"], seed), path)
@@ -139,33 +148,121 @@ def tables(tmp_path_factory) -> dict:
 
 
 def checked(classes: tuple[str, ...]) -> list[dict]:
-    return [e for e in entries() if e["class"] in classes and demos_of(e) <= set(FAST_DEMOS)]
+    return [e for e in entries() if e["class"] in classes and demos_of(e) <= set(fast_demos())]
 
 
-@pytest.mark.parametrize(
-    "entry", [e for e in checked(("exact",)) if "holds" not in e], ids=lambda e: e["id"]
-)
-def test_a_changed_digit_is_caught(entry, tables):
-    """The digit comparison is not vacuous: one more digit in the lecture's value differs."""
-    assert ledger.evaluate({**entry, "lecture": f"{entry['lecture']}9"}, tables).status == "differs"
-
-
-@pytest.mark.parametrize(
-    "entry", checked(("exact", "precision")), ids=lambda e: f"{e['id']}-{e['class']}"
-)
-def test_exact_and_precision_claims_agree_with_the_lecture(entry, tables):
-    outcome = ledger.evaluate(entry, tables)
+@pytest.mark.parametrize("entry", checked(DETERMINISTIC), ids=lambda e: e["id"])
+def test_deterministic_claims_agree_with_the_lecture(entry, tables):
+    outcome = ledger.evaluate(entry, tables, config())
     if entry.get("expect") == "differs":  # the lecture's own error (e.g. F02): it must still differ
         assert outcome.status == "differs", f"{entry['id']} now agrees: drop its `expect`"
         return
-    assert outcome.status in ("same", "precision"), (
+    assert outcome.status in ("same", "precision", "echo"), (
         f"{entry['id']} ({entry['section']}): lecture {entry['lecture']!r}, "
         f"ours {outcome.ours!r}: {outcome.status} {outcome.reason}"
     )
 
 
-@pytest.mark.parametrize("entry", checked(("seeded", "timing")), ids=lambda e: e["id"])
-def test_seeded_and_timing_selectors_name_rows(entry, tables):
-    outcome = ledger.evaluate(entry, tables)  # raises if a selector names no row
-    assert outcome.status in ledger.STATUS and outcome.status != "missing"
-    assert outcome.ours
+# -------------------------------------------------------------------------------------------
+# Every check can fail (and can hold): mutation testing in miniature
+
+MUTATIONS = {
+    "×0": lambda v: 0 * v,
+    "×1.01": lambda v: 1.01 * v,
+    "×0.5": lambda v: 0.5 * v,
+    "×2": lambda v: 2 * v,
+    "×0.1": lambda v: 0.1 * v,
+    "×10": lambda v: 10 * v,
+    "×1e4": lambda v: 1e4 * v,
+    "×−1": lambda v: -v,
+    "+0.5": lambda v: v + 0.5,
+    "−0.5": lambda v: v - 0.5,
+    "reversed": lambda v: v[::-1].copy(),
+}
+
+
+@cache
+def reference_tables() -> dict:
+    return load_tables(REFERENCE)
+
+
+def mutated(tables: dict, entry: dict, name: str, mutation) -> dict:
+    """A copy of the tables with the rows of one of the entry's values changed."""
+    selector = ledger._selectors(entry)[name]
+    demo = str(selector.get("demo", entry.get("demo")))
+    rows = ledger.select(tables, selector, entry.get("demo")).index
+    changed = dict(tables)
+    table = changed[demo] = copy.deepcopy(tables[demo])
+    for stat in ("mean", "min", "max"):
+        table.loc[rows, stat] = mutation(table.loc[rows, stat].to_numpy(float))
+    return changed
+
+
+def verdict_of(entry, tables) -> bool | None:
+    outcome = ledger.evaluate(entry, tables, config())
+    return checks.verdict(outcome.findings)
+
+
+def verdict_on_values(entry, values: dict) -> bool | None:
+    context = checks.Context(
+        values, ledger.lecture_numbers(entry), str(entry["lecture"]), None, entry.get("fmt", ".3g")
+    )
+    return checks.verdict(checks.run(ledger.steps_of(entry), context))
+
+
+def testable() -> list[dict]:
+    return [e for e in entries() if demos_of(e) and demos_of(e) <= set(reference_tables())]
+
+
+@pytest.mark.parametrize("entry", testable(), ids=lambda e: e["id"])
+def test_every_check_can_fail_and_hold(entry):
+    own = examples().get(entry["id"], {})
+    base = verdict_of(entry, reference_tables())
+    if "holds" in own:
+        assert verdict_on_values(entry, own["holds"]) is True, f"{entry['id']}: EXAMPLES holds"
+    else:
+        assert base is True, (
+            f"{entry['id']} does not hold on the reference build ({base}); "
+            "give EXAMPLES[id]['holds'] (values under which it holds) in its predicate file"
+        )
+    if "fails" in own:
+        assert verdict_on_values(entry, own["fails"]) is False, f"{entry['id']}: EXAMPLES fails"
+        return
+    if base is not True:
+        pytest.fail(f"{entry['id']}: give EXAMPLES[id]['fails'] too")
+    for name in ledger._selectors(entry):
+        for mutation in MUTATIONS.values():
+            if verdict_of(entry, mutated(reference_tables(), entry, name, mutation)) is False:
+                return  # this mutation of the rows `name` reads fails the check
+    pytest.fail(
+        f"{entry['id']}: no mutation of its rows ({', '.join(MUTATIONS)}) fails the check; "
+        "the check cannot fail — tighten it, or give EXAMPLES[id]['fails']"
+    )
+
+
+@pytest.mark.parametrize(
+    "word, args, expected",
+    [
+        ("below", {"value": "a", "than": "b"}, True),
+        ("below", {"value": "b", "than": "a", "times": 2}, False),
+        ("above", {"value": "b", "than": "a"}, True),
+        ("above", {"value": "a", "than": 1.5}, False),
+        ("between", {"value": "a", "lo": 1, "hi": 2}, True),
+        ("between", {"value": "a", "lo": 1.5, "hi": 2}, False),
+        ("order_of", {"value": "a"}, True),  # within 10× of the lecture's 2.0
+        ("order_of", {"value": "a", "of": 100}, False),
+        ("near", {"value": "b", "tol": 1}, True),
+        ("near", {"value": "b", "tol": 0.5}, False),
+        ("equal", {"value": "b", "to": 3}, True),
+        ("equal", {"value": "b", "to": "settings.n"}, False),
+        ("increasing", {"value": "a"}, True),
+        ("decreasing", {"value": "a"}, False),
+        ("digits", {"value": "a", "each": False}, False),  # (1.0, 2.0) is not "2.0"
+        ("digits", {"value": "c"}, True),
+    ],
+)
+def test_each_word_of_the_vocabulary_can_hold_and_fail(word, args, expected):
+    context = checks.Context(
+        {"a": [1.0, 2.0], "b": [3.0], "c": [2.04]}, {"": 2.0}, "2.0", {"n": 4}, ".1f"
+    )
+    assert checks.VOCABULARY[word](context, **args).ok is expected

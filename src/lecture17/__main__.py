@@ -101,7 +101,7 @@ def main(argv=None) -> int:
     p_diff = sub.add_parser("diff", help="compare two builds, or a build and the lecture")
     p_diff.add_argument("a")
     p_diff.add_argument("b", help="another build folder, or 'lecture'")
-    p_diff.add_argument("--ledger", type=Path, default=Path("report/ledger.yaml"))
+    p_diff.add_argument("--ledger", type=Path, default=Path("report/ledger"))
     p_diff.add_argument("--timing", action="store_true", help="also list machine-dependent timings")
     sub.add_parser("reference", help="store this build as report/reference/ and update the README")
     p_run = sub.add_parser("run", help="run one demo's jobs without Snakemake (e.g. on a GPU box)")

@@ -1,30 +1,61 @@
-"""Compare two builds number by number, or a build against the lecture.
+"""Compare two builds cell by cell and claim by claim, or a build against the lecture.
 
     python -m lecture17 diff A B          # A, B: build folders (a checkout, or report/reference)
     python -m lecture17 diff A lecture    # A against the values the lecture prints (the ledger)
 
-A build folder holds `results/tables/*.csv` (a checkout after `snakemake`) or `tables/*.csv`
-(a reference build). Every claim of the ledger is evaluated on both sides and compared by class:
-- exact      the printed digits must be the same;
-- precision  both values must stay under their bound (1e-13 unless the ledger says otherwise);
-- seeded     |A − B| within the tolerance: the ledger's `tol` where it declares one, else the
-             larger seed spread (max − min) of the two builds, else 1e-9 relative;
-- timing     shown with --timing, never a difference;
-- cited      no number to compare.
-Against the lecture, exact and precision claims must agree; seeded claims whose stated trend
-does not hold are listed (an honest difference, not a failure). Exit status 1 when anything
-fails, 0 otherwise.
+A build folder holds `results/tables/*.csv` and `config/config.yaml` (a checkout after
+`snakemake`) or `tables/*.csv` and `config.yaml` (a reference build).
+
+Two builds, every cell of every table (timings apart), by what the cell is:
+- deterministic (a demo without training): the same digits at the precision the report prints
+  (the views' `fmt`, else 4 significant digits); two values both below 1e-12 are rounding
+  errors of an equivalence and agree (their bound is a claim's business);
+- trained (a demo with a grid: a sample of training runs, one per seed): flagged only when the
+  two builds' per-seed values differ by more than seed-to-seed variation explains — Welch's
+  t-test on (mean, std, n) per cell, with Holm's correction over every tested cell, so that
+  the chance of any false alarm in the whole comparison is at most ALPHA. A cell with a single
+  seed on either side cannot be judged: it is listed as such, never as a difference.
+Claims follow their cells: an exact (reconstructed, echo) claim must print the same digits, a
+precision claim must stay under its bound on both sides, a seeded claim differs when one of its
+cells is flagged (or, for a deterministic demo, prints other digits). A verdict that flips
+while its cells agree is listed with that context. Timing and cited claims are never compared.
+
+Against the lecture: exact, reconstructed, echo and precision claims must agree (except the
+lecture's own errors, `expect: differs`); seeded claims that differ, claims that cannot be
+resolved and timings that do not hold here are listed, not failed.
+Exit status 1 when anything fails, 0 otherwise.
 """
 
+import math
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
+import mpmath
 import numpy as np
+import pandas as pd
+import yaml
 
 from lecture17 import ledger as ledger_mod
-from lecture17.aggregate import read_tables
+from lecture17.aggregate import STATS, read_tables
+from lecture17.report import load_views
 
-RTOL = 1e-9  # a single-seed value computed the same way on the same machine is bit-identical
+ALPHA = 0.01  # family-wise false-alarm rate of one comparison of two builds (Holm)
+ROUNDING = 1e-12  # below this, a value is the rounding error of an equivalence
+DEFAULT_FMT = ".4g"
+
+
+@dataclass
+class Build:
+    """A build folder's tables, its config's demos, and which demos are trained."""
+
+    path: Path
+    tables: dict
+    demos: dict  # config["demos"], or {} when the folder has no config
+
+    @property
+    def trained(self) -> set:
+        return {d for d, spec in self.demos.items() if spec.get("grid")}
 
 
 def load_tables(build: Path) -> dict:
@@ -35,55 +66,234 @@ def load_tables(build: Path) -> dict:
     raise ValueError(f"{build}: no results/tables/ or tables/ folder; build it first (snakemake)")
 
 
-def _values(outcome) -> np.ndarray:
-    return np.concatenate([np.atleast_1d(v) for v in outcome.numbers.values()]).astype(float)
+def load_build(path: Path) -> Build:
+    path = Path(path)
+    for config in (path / "config" / "config.yaml", path / "config.yaml"):
+        if config.is_file():
+            with open(config, encoding="utf-8") as f:
+                demos = yaml.safe_load(f)["demos"]
+            break
+    else:
+        raise ValueError(f"{path}: no config/config.yaml or config.yaml beside the tables")
+    return Build(path, load_tables(path), demos)
 
 
-def compare_claim(a, b) -> tuple[bool, str]:
-    """Whether two builds agree on one claim, and why not."""
+# -----------------------------------------------------------------------------
+# statistics
+
+
+def welch_p(a: pd.Series, b: pd.Series) -> float:
+    """Two-sided p-value of Welch's t-test for the means of two per-seed samples."""
+    se2 = a["std"] ** 2 / a["n_seeds"] + b["std"] ** 2 / b["n_seeds"]
+    gap = abs(a["mean"] - b["mean"])
+    if se2 == 0:  # no variation on either side: equal or not at all
+        return 1.0 if gap == 0 else 0.0
+    t = gap / math.sqrt(se2)
+    df = se2**2 / (
+        (a["std"] ** 2 / a["n_seeds"]) ** 2 / (a["n_seeds"] - 1)
+        + (b["std"] ** 2 / b["n_seeds"]) ** 2 / (b["n_seeds"] - 1)
+    )
+    # P(|T| > t) for Student's t with df degrees of freedom = I_{df/(df+t²)}(df/2, 1/2)
+    x = df / (df + t * t)
+    return float(mpmath.betainc(df / 2, 0.5, 0, x, regularized=True))
+
+
+def holm(p_values: dict, alpha: float = ALPHA) -> set:
+    """The keys Holm's step-down procedure rejects at family-wise level alpha."""
+    ordered = sorted(p_values.items(), key=lambda kv: kv[1])
+    rejected = set()
+    for i, (key, p) in enumerate(ordered):
+        if p > alpha / (len(ordered) - i):
+            break
+        rejected.add(key)
+    return rejected
+
+
+# -----------------------------------------------------------------------------
+# cells
+
+
+def print_formats(views: dict) -> dict:
+    """(demo, quantity) -> the format the report prints it with (the first view that shows it)."""
+    formats = {}
+    for demo, items in views.items():
+        for view in items:
+            fmt = view.get("fmt", DEFAULT_FMT)
+            for quantity in view.get("quantities", []):
+                chosen = fmt.get(quantity, DEFAULT_FMT) if isinstance(fmt, dict) else fmt
+                formats.setdefault((demo, quantity), chosen)
+    return formats
+
+
+def keyed(table: pd.DataFrame) -> pd.DataFrame:
+    """The table indexed by its label columns (quantity included), timings left out."""
+    labels = [c for c in table.columns if c not in (*STATS, "std", "n_seeds")]
+    if "std" not in table.columns:  # a table from before the std column: no variation known
+        table = table.assign(std=np.nan)
+    return table.set_index(labels)
+
+
+def cell_key(demo: str, row_key) -> tuple:
+    return (demo, *(row_key if isinstance(row_key, tuple) else (row_key,)))
+
+
+@dataclass
+class CellReport:
+    differ: list  # (key, text): deterministic cells with other digits, or missing rows
+    flagged: list  # (key, text): trained cells that seed variation does not explain
+    one_seed: list  # (key, text): trained cells that differ, with one seed on a side
+    tested: int  # trained cells tested
+    p_values: dict
+
+    @property
+    def bad(self) -> set:
+        return {k for k, _ in self.differ} | {k for k, _ in self.flagged}
+
+
+def compare_cells(a: Build, b: Build, formats: dict, timing: set) -> CellReport:
+    differ, one_seed, p_values, texts = [], [], {}, {}
+    for demo in sorted(set(a.tables) | set(b.tables)):
+        if demo not in a.tables or demo not in b.tables:
+            differ.append(((demo,), "一边没有这张表 table on one side only"))
+            continue
+        ta, tb = keyed(a.tables[demo]), keyed(b.tables[demo])
+        for key in ta.index.difference(tb.index, sort=False).union(
+            tb.index.difference(ta.index, sort=False), sort=False
+        ):
+            differ.append((cell_key(demo, key), "一边没有这一行 row on one side only"))
+        trained = demo in a.trained or demo in b.trained
+        for key in ta.index.intersection(tb.index, sort=False):
+            ra, rb = ta.loc[key], tb.loc[key]
+            if isinstance(ra, pd.DataFrame):
+                raise ValueError(f"table {demo}: labels {key} are not unique")
+            quantity = key[-1] if isinstance(key, tuple) else key
+            if (demo, quantity) in timing:
+                continue
+            ck = cell_key(demo, key)
+            fmt = formats.get((demo, quantity), DEFAULT_FMT)
+            shown = f"{_fmt(ra, fmt)} vs {_fmt(rb, fmt)}"
+            if _same_print(ra, rb, fmt):
+                continue
+            if not trained:
+                differ.append((ck, shown))
+            elif min(ra["n_seeds"], rb["n_seeds"]) < 2 or np.isnan([ra["std"], rb["std"]]).any():
+                one_seed.append((ck, shown))
+            else:
+                p_values[ck] = welch_p(ra, rb)
+                texts[ck] = shown
+    flagged = [(k, f"{texts[k]}（p = {p_values[k]:.1e}）") for k in holm(p_values)]
+    return CellReport(differ, sorted(flagged), one_seed, len(p_values), p_values)
+
+
+def _same_print(ra, rb, fmt) -> bool:
+    for stat in STATS:
+        x, y = float(ra[stat]), float(rb[stat])
+        if abs(x) < ROUNDING and abs(y) < ROUNDING:
+            continue
+        if format(x, fmt) != format(y, fmt):
+            return False
+    return True
+
+
+def _fmt(row, fmt) -> str:
+    if row["n_seeds"] > 1 and row["min"] != row["max"]:
+        return f"{format(row['mean'], fmt)} [{format(row['min'], fmt)}, {format(row['max'], fmt)}]"
+    return format(row["mean"], fmt)
+
+
+def timing_quantities(build: Build) -> set:
+    """(demo, quantity) of every timing row: those come from the *.timing.csv tables."""
+    found = set()
+    for path in sorted(build.path.glob("**/tables/*.timing.csv")):
+        table = pd.read_csv(path, dtype=str, keep_default_na=False)
+        found |= {(path.name.split(".timing")[0], q) for q in table["quantity"]}
+    return found
+
+
+# -----------------------------------------------------------------------------
+# claims
+
+
+def compare_claim(a, b, cells: CellReport, trained: set) -> tuple[str, str]:
+    """("same" | "differs" | "one_seed" | "flips", why) for one claim of two builds."""
     entry = a.entry
     cls = entry["class"]
-    if cls in ("cited", "timing"):  # never a difference, even if one side lacks it (a GPU's)
-        return True, ""
+    if cls in ("cited", "timing") or not ledger_mod._has_values(entry):
+        return "same", ""
     if {a.status, b.status} & {"missing", "gpu"}:
         same = a.status == b.status
-        return same, "" if same else "一边没有构建 built on one side only"
-    if cls == "exact":
-        return a.ours == b.ours, f"{a.ours} ≠ {b.ours}"
+        return ("same", "") if same else ("differs", "一边没有构建 built on one side only")
+    if cls in ("exact", "reconstructed", "echo"):
+        return ("same", "") if a.ours == b.ours else ("differs", f"{a.ours} ≠ {b.ours}")
     if cls == "precision":
-        return a.agrees and b.agrees, f"超出界限 over the bound: {a.ours} / {b.ours}"
-    va, vb = _values(a), _values(b)
-    if va.shape != vb.shape:
-        return False, "行数不同 different number of rows"
-    spread = max([*a.spread.values(), *b.spread.values(), 0.0])
-    tol = float(entry.get("tol", spread))
-    ok = bool(np.all(np.abs(va - vb) <= np.maximum(tol, RTOL * np.abs(vb))))
-    return ok, f"{a.ours} vs {b.ours}（容差 tol {tol:.2g}）"
+        ok = a.agrees and b.agrees
+        return ("same", "") if ok else ("differs", f"超出界限 over the bound: {a.ours} / {b.ours}")
+    keys = {_claim_cell(c) for c in a.cells} | {_claim_cell(c) for c in b.cells}
+    if keys & cells.bad:
+        return "differs", f"{a.ours} vs {b.ours}：种子间的波动解释不了 beyond seed variation"
+    if keys & {k for k, _ in cells.one_seed}:
+        return "one_seed", f"{a.ours} vs {b.ours}：只有一个种子，无法判断 one seed: not judged"
+    if a.status != b.status:
+        return "flips", (
+            f"结论翻转 verdict flips: {ledger_mod.STATUS[a.status]} → "
+            f"{ledger_mod.STATUS[b.status]}（{a.ours} vs {b.ours}，在种子间的波动之内 "
+            "within seed variation）"
+        )
+    return "same", ""
 
 
-def diff_builds(entries, tables_a, tables_b, show_timing=False) -> tuple[list[str], int]:
-    lines, failures = [], 0
-    outcomes_a = ledger_mod.evaluate_all(entries, tables_a)
-    outcomes_b = ledger_mod.evaluate_all(entries, tables_b)
-    for a, b in zip(outcomes_a, outcomes_b, strict=True):
-        ok, reason = compare_claim(a, b)
-        if a.entry["class"] == "timing" and show_timing:
-            lines.append(_line(a.entry, f"计时 timing: {a.ours or '—'} vs {b.ours or '—'}"))
-        elif not ok:
+def _claim_cell(cell) -> tuple:
+    demo, key = cell
+    return cell_key(demo, key)
+
+
+def diff_builds(entries, a: Build, b: Build, views: dict, show_timing=False):
+    """(lines, number of differences) for two builds."""
+    timing = timing_quantities(a) | timing_quantities(b)
+    cells = compare_cells(a, b, print_formats(views), timing)
+    trained = a.trained | b.trained
+    outcomes_a = ledger_mod.evaluate_all(entries, a.tables, a.demos)
+    outcomes_b = ledger_mod.evaluate_all(entries, b.tables, b.demos)
+    lines, failures, notes = [], 0, []
+    for oa, ob in zip(outcomes_a, outcomes_b, strict=True):
+        kind, why = compare_claim(oa, ob, cells, trained)
+        if oa.entry["class"] == "timing" and show_timing:
+            lines.append(_line(oa.entry, f"计时 timing: {oa.ours or '—'} vs {ob.ours or '—'}"))
+        if kind == "differs":
             failures += 1
-            lines.append(_line(a.entry, reason))
-    return lines, failures
+            lines.append(_line(oa.entry, why))
+        elif kind in ("one_seed", "flips"):
+            notes.append(_line(oa.entry, why))
+    for key, text in cells.differ + cells.flagged:
+        failures += 1
+        lines.append(f"  单元格 cell {' · '.join(map(str, key))}: {text}")
+    header = (
+        f"单元格 cells: {len(cells.differ)} 个确定性的不同 deterministic differ, "
+        f"{len(cells.flagged)} / {cells.tested} 个训练的超出种子波动 trained beyond seed "
+        f"variation (Welch + Holm, α = {ALPHA}), {len(cells.one_seed)} 个只有一个种子、"
+        "无法判断 one seed, not judged"
+    )
+    return [header, *lines, *(["说明 notes:"] + notes if notes else [])], failures
 
 
-def diff_lecture(entries, tables) -> tuple[list[str], int]:
+def diff_lecture(entries, tables, demos=None) -> tuple[list[str], int]:
     lines, failures = [], 0
-    for o in ledger_mod.evaluate_all(entries, tables):
+    for o in ledger_mod.evaluate_all(entries, tables, demos):
         if o.agrees:
             continue
         known = o.entry.get("expect") == "differs"  # the lecture's own error (a reading-aid flag)
-        hard = not known and (o.entry["class"] in ("exact", "precision") or o.status == "missing")
+        hard = not known and (
+            o.entry["class"] in ("exact", "reconstructed", "echo", "precision")
+            or o.status == "missing"
+        )
         failures += hard
-        tag = "讲义有误 lecture's error" if known else "不一致 FAIL" if hard else "趋势不同 differs"
+        tag = (
+            "讲义有误 lecture's error"
+            if known
+            else "不一致 FAIL"
+            if hard
+            else ledger_mod.STATUS[o.status]
+        )
         lines.append(
             _line(
                 o.entry,
@@ -100,12 +310,13 @@ def _line(entry, text) -> str:
 
 def main(a: str, b: str, ledger_path: Path, show_timing: bool = False) -> int:
     entries = ledger_mod.load_ledger(ledger_path)
-    tables_a = load_tables(Path(a))
+    build_a = load_build(Path(a))
     if b == "lecture":
-        lines, failures = diff_lecture(entries, tables_a)
+        lines, failures = diff_lecture(entries, build_a.tables, build_a.demos)
         title = f"{a} 对照讲义 vs the lecture"
     else:
-        lines, failures = diff_builds(entries, tables_a, load_tables(Path(b)), show_timing)
+        views = load_views(Path(ledger_path).parent / "views")
+        lines, failures = diff_builds(entries, build_a, load_build(Path(b)), views, show_timing)
         title = f"{a} 对照 vs {b}"
     print(f"比较 diff: {title} — {len(entries)} 个数字 claims, {failures} 处不同 differ")
     for line in lines:
@@ -114,4 +325,4 @@ def main(a: str, b: str, ledger_path: Path, show_timing: bool = False) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(*sys.argv[1:3], Path("report/ledger.yaml")))
+    sys.exit(main(*sys.argv[1:3], Path("report/ledger")))

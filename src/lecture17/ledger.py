@@ -1,47 +1,73 @@
 """The ledger: every number the lecture quotes, where ours comes from, and whether they agree.
 
-`report/ledger.yaml` holds one entry per claim:
+`report/ledger/*.yaml` holds one entry per claim, in the lecture's order (the files sort by the
+lecture script they mostly cover); `report/ledger/*.py` beside them holds the named predicates
+that the vocabulary does not cover (lecture17.checks).
 
     - id: C012                     # the reading aid's id where it has one
       section: "§2.3"
       demo: "01.1"                 # whose table our value comes from
       claim: "l'Afrique 给 visite 的权重"
       lecture: "0.614"             # as printed in the lecture
-      class: exact                 # exact | precision | seeded | timing | cited
+      class: exact
       value: {quantity: weight, where: {query: "l'Afrique", key: visite}}
       fmt: ".3f"
+      check: [digits: {}]          # optional: exact, reconstructed and echo default to `digits`
 
-How "agrees" is decided, by class:
-- exact      our value printed with `fmt` has the lecture's digits (several rows → "(a, b, …)");
-             with `holds`, a deterministic relation the lecture states in words must hold;
-- precision  an equivalence: our value is below `bound` (default 1e-13);
-- seeded     the lecture's stated trend or bound, `holds`, a Python expression over named values
-             (`values: {name: selector}`), e.g. "rnn_32 < 1e-4 * rnn_1";
-- timing     like seeded, but machine-dependent: shown, never counted as a disagreement;
-- cited      a number the lecture cites from a paper; no code produces it.
-A selector is {demo (default: the entry's), quantity, where: {label: value}, stat: mean|min|max}.
-`needs: cuda` marks a claim only a GPU build can check (demo 06.3): without its table the status
-is "needs a GPU", which is not a disagreement, rather than "not built".
-`expect: differs` marks a claim where the lecture itself is wrong (with its reading-aid `flag`):
-the report still says "differs"; `diff … lecture` does not count it as a failure.
+What a class says about a number, and whether it counts as reproduced:
+- exact          computed from the lecture's stated inputs by the code the lecture describes;
+                 deterministic: every machine prints the same digits.            counted
+- reconstructed  computed like exact, from an input reconstructed from the lecture's own digits
+                 (its copy lost it: flags F03, F08, F09); honest, not a reproduction.  apart
+- echo           a setting or the lecture's own arithmetic, shown back; it cannot disagree
+                 with the lecture except by a typo.                           never counted
+- precision      an equivalence: our value (the worst seed) is below `bound` (1e-13 default).
+- seeded         a sample (random init, training): the lecture's stated trend or bound.
+- timing         machine-dependent: shown; "does not hold here" is listed, never agreeing.
+- cited          a number of a paper; no code produces it.
+`number:` is the lecture's value as a number (the `lecture` reference of the checks) and
+`numbers: {name: number}` its other numbers (`lecture.name`), each entered once. `needs: cuda`
+marks a claim only a GPU build can check. `expect: differs` marks a claim where the lecture
+itself is wrong (with its reading-aid `flag`): reported, not failed by `diff … lecture`.
+
+A selector is {demo (default: the entry's), quantity (a name or a list), where: {label: value}
+or a list of such dicts, stat: mean|min|max over seeds, reduce: min|max|sum over the rows}.
 """
 
+import importlib.util
+import math
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import yaml
 
-CLASSES = ("exact", "precision", "seeded", "timing", "cited")
+from lecture17 import checks
+
+CLASSES = ("exact", "reconstructed", "echo", "precision", "seeded", "timing", "cited")
+COUNTED = ("exact", "precision", "seeded")  # the classes a reproduction is counted in
 STATUS = {
     "same": "数字相同 same digits",
     "precision": "机器精度内 within precision",
     "holds": "趋势成立 trend holds",
+    "echo": "回显 shown back",
     "differs": "不同 differs",
+    "unresolved": "无法分辨 not resolvable",
+    "timing": "本机成立 holds here",
+    "timing_fails": "不成立（本机）does not hold here",
     "missing": "未构建 not built",
     "gpu": "需要 GPU needs a GPU",
-    "timing": "因机器而异 machine-dependent",
     "cited": "引自论文 cited",
+}
+AGREES = ("same", "precision", "holds", "echo", "timing", "cited", "gpu")
+PASSED = {  # status when the checks hold, by class
+    "exact": "same",
+    "reconstructed": "same",
+    "echo": "echo",
+    "precision": "precision",
+    "seeded": "holds",
+    "timing": "timing",
 }
 DEFAULT_BOUND = 1e-13
 ENTRY_KEYS = {
@@ -50,20 +76,23 @@ ENTRY_KEYS = {
     "demo",
     "claim",
     "lecture",
+    "number",
+    "numbers",
     "class",
     "value",
     "values",
     "fmt",
     "bound",
-    "holds",
+    "check",
     "show",
     "note",
     "flag",
     "expect",
-    "tol",
     "needs",
 }
+SELECTOR_KEYS = {"demo", "quantity", "where", "stat", "reduce"}
 NEEDS = ("cuda",)
+REDUCE = {"min": np.min, "max": np.max, "sum": np.sum}
 
 
 @dataclass
@@ -71,29 +100,105 @@ class Outcome:
     entry: dict
     status: str  # a key of STATUS
     ours: str = ""
-    reason: str = ""
-    numbers: dict = field(default_factory=dict)  # name -> float or list of floats, for the diff
-    spread: dict = field(default_factory=dict)  # name -> largest max - min over seeds
+    findings: list = field(default_factory=list)  # checks.Finding, one per step
+    numbers: dict = field(default_factory=dict)  # name -> float or list of floats
+    cells: list = field(default_factory=list)  # (demo, labels) of every table row it read
 
     @property
     def agrees(self) -> bool:
-        return self.status in ("same", "precision", "holds", "timing", "cited", "gpu")
+        return self.status in AGREES
+
+    @property
+    def reason(self) -> str:
+        """The steps that failed or could not be decided, as sentences ("" when all hold)."""
+        return "；".join(f.text for f in self.findings if f.ok is not True)
+
+
+# -----------------------------------------------------------------------------
+# loading, with every entry validated: a typo names the claim
 
 
 def load_ledger(path) -> list[dict]:
-    with open(path, encoding="utf-8") as f:
-        entries = yaml.safe_load(f)
+    """Entries of report/ledger/*.yaml (sorted), their predicates loaded from *.py beside them."""
+    path = Path(path)
+    files = sorted(path.glob("*.yaml")) if path.is_dir() else [path]
+    if not files:
+        raise ValueError(f"{path}: no ledger files (*.yaml)")
+    for module in [f.with_suffix(".py") for f in files]:
+        if module.exists():
+            _load_predicates(module)
+    entries = []
+    for file in files:
+        with open(file, encoding="utf-8") as f:
+            entries += yaml.safe_load(f) or []
     ids = set()
     for entry in entries:
-        problems = set(entry) - ENTRY_KEYS
-        bad_needs = entry.get("needs", NEEDS[0]) not in NEEDS
-        if problems or entry.get("class") not in CLASSES or entry.get("id") in ids or bad_needs:
-            raise ValueError(
-                f"ledger entry {entry.get('id')!r}: unknown keys {sorted(problems)}, "
-                f"class must be one of {CLASSES}, needs one of {NEEDS}, ids unique"
-            )
+        try:
+            _validate(entry)
+        except (checks.CheckError, ValueError, TypeError, KeyError) as error:
+            raise ValueError(f"ledger entry {entry.get('id')!r}: {error}") from None
+        if entry["id"] in ids:
+            raise ValueError(f"ledger entry {entry['id']!r}: id used twice")
         ids.add(entry["id"])
     return entries
+
+
+def _load_predicates(module: Path) -> None:
+    spec = importlib.util.spec_from_file_location(f"ledger_checks_{module.stem}", module)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+
+
+def _validate(entry: dict) -> None:
+    unknown = set(entry) - ENTRY_KEYS
+    if unknown:
+        raise ValueError(f"unknown keys {sorted(unknown)}; expected some of {sorted(ENTRY_KEYS)}")
+    for key in ("id", "section", "claim", "lecture", "class"):
+        if key not in entry:
+            raise ValueError(f"missing key {key!r}")
+    if entry["class"] not in CLASSES:
+        raise ValueError(f"class {entry['class']!r}; expected one of {CLASSES}")
+    if entry.get("needs", NEEDS[0]) not in NEEDS:
+        raise ValueError(f"needs {entry['needs']!r}; expected one of {NEEDS}")
+    if entry["class"] == "cited" or entry["class"] == "echo" and not _has_values(entry):
+        if {"value", "values", "check"} & set(entry):
+            raise ValueError("a cited claim has no values and no check")
+        return
+    selectors = _selectors(entry)
+    for name, selector in selectors.items():
+        bad = set(selector) - SELECTOR_KEYS
+        if bad or "quantity" not in selector:
+            raise ValueError(f"selector {name!r}: unknown keys {sorted(bad)} or no quantity")
+        if selector.get("stat", "mean") not in ("mean", "min", "max"):
+            raise ValueError(f"selector {name!r}: stat must be mean, min or max")
+        if selector.get("reduce", "min") not in REDUCE:
+            raise ValueError(f"selector {name!r}: reduce must be one of {sorted(REDUCE)}")
+        if "demo" not in selector and "demo" not in entry:
+            raise ValueError(f"selector {name!r}: no demo (on the selector or the entry)")
+    for name in _show_names(entry):
+        if name not in selectors:
+            raise ValueError(f"show names {name!r}, which is not one of {sorted(selectors)}")
+    checks.validate(steps_of(entry), set(selectors), lecture_numbers(entry))
+    format(1.0, entry.get("fmt", ".3g"))  # a bad format fails here, not in the report
+
+
+def lecture_numbers(entry: dict) -> dict:
+    numbers = {name: float(v) for name, v in entry.get("numbers", {}).items()}
+    if "number" in entry:
+        numbers[""] = float(entry["number"])
+    return numbers
+
+
+def steps_of(entry: dict) -> list:
+    if "check" in entry:
+        return entry["check"]
+    cls = entry["class"]
+    if cls in ("exact", "reconstructed", "echo"):
+        return [{"digits": {}}]
+    if cls == "precision":
+        first = next(iter(_selectors(entry)))
+        return [{"below": {"value": first, "than": float(entry.get("bound", DEFAULT_BOUND))}}]
+    raise ValueError(f"a {cls} claim needs a `check`")
 
 
 # -----------------------------------------------------------------------------
@@ -104,7 +209,7 @@ class MissingTable(LookupError):
     """The table, or the rows a selector names, are not in this build (e.g. a small config)."""
 
 
-def select(tables: dict, selector: dict, default_demo: str | None) -> pd.DataFrame:
+def select(tables: dict, selector: dict, default_demo: str | None = None) -> pd.DataFrame:
     """The rows of a seed-averaged table that a selector names (mean, min, max, n_seeds).
 
     `quantity` is one name or a list of names; `where` is a dict (every combination of the
@@ -142,23 +247,34 @@ def _filter(rows: pd.DataFrame, where: dict, demo: str) -> pd.DataFrame:
 
 
 def scalar_or_list(values: np.ndarray):
+    values = np.atleast_1d(values)
     return float(values[0]) if len(values) == 1 else [float(v) for v in values]
 
 
 def fmt_values(values, fmt: str) -> str:
     if isinstance(values, float):
-        return format(values, fmt)
-    return "(" + ", ".join(format(v, fmt) for v in values) + ")"
+        return _format(values, fmt)
+    return "(" + ", ".join(_format(v, fmt) for v in values) + ")"
+
+
+def _format(value: float, fmt: str) -> str:
+    return format(value, fmt) if math.isfinite(value) else str(value)
 
 
 # -----------------------------------------------------------------------------
 # deciding agreement
 
 
-def evaluate(entry: dict, tables: dict) -> Outcome:
+def evaluate(entry: dict, tables: dict, settings: dict | None = None) -> Outcome:
+    """One claim: select our numbers, run its checks, and name the status.
+
+    `settings` is the config's `demos` mapping (for `settings.KEY` references), or None.
+    """
     cls = entry["class"]
     if cls == "cited":
         return Outcome(entry, "cited")
+    if cls == "echo" and not _has_values(entry):  # the lecture's arithmetic, no table
+        return Outcome(entry, "echo")
     try:
         picked = {
             name: (sel, select(tables, sel, entry.get("demo")))
@@ -166,78 +282,74 @@ def evaluate(entry: dict, tables: dict) -> Outcome:
         }
     except MissingTable as missing:
         if entry.get("needs") == "cuda":  # a GPU demo: a CPU build cannot have its table
-            return Outcome(
-                entry, "gpu", reason="本次构建在 CPU 上 a CPU build: `--config device=cuda`"
-            )
-        return Outcome(entry, "missing", reason=f"本次构建没有 not in this build: {missing}")
-    named = {
-        n: scalar_or_list(rows[sel.get("stat", "mean")].to_numpy(float))
-        for n, (sel, rows) in picked.items()
-    }
-    spread = {n: float((rows["max"] - rows["min"]).max()) for n, (_, rows) in picked.items()}
-    show = entry.get("show", next(iter(named)))
-    # `show` names a value, or is an expression over them (e.g. "[min(band), max(band)]")
-    shown = named[show] if show in named else scalar_or_list(np.atleast_1d(_eval(show, named)))
-    ours = fmt_values(shown, entry.get("fmt", ".3g"))
-    if cls == "exact" and "holds" in entry:  # a deterministic relation the lecture states in words
-        same = _holds(entry["holds"], named)
-        return Outcome(
-            entry,
-            "same" if same else "differs",
-            ours,
-            "" if same else f"不成立 fails: {entry['holds']}",
-            named,
-            spread,
-        )
-    if cls == "exact":
-        same = _normalise(ours) == _normalise(str(entry["lecture"]))
-        return Outcome(entry, "same" if same else "differs", ours, numbers=named, spread=spread)
-    if cls == "precision":
-        bound = float(entry.get("bound", DEFAULT_BOUND))
-        worst = max(np.atleast_1d(shown))
-        ok = bool(worst < bound)
-        reason = "" if ok else f"{worst:.1e} ≥ {bound:.0e}"
-        return Outcome(entry, "precision" if ok else "differs", ours, reason, named, spread)
-    holds = _holds(entry["holds"], named)
-    if cls == "timing":  # shown, never counted as a disagreement
-        reason = "" if holds else f"本机不成立 not here: {entry['holds']}"
-        return Outcome(entry, "timing", ours, reason, named, spread)
-    reason = "" if holds else f"不成立 fails: {entry['holds']}"
-    return Outcome(entry, "holds" if holds else "differs", ours, reason, named, spread)
+            finding = checks.Finding(None, "本次构建在 CPU 上 a CPU build: `--config device=cuda`")
+            return Outcome(entry, "gpu", findings=[finding])
+        finding = checks.Finding(None, f"本次构建没有 not in this build: {missing}")
+        return Outcome(entry, "missing", findings=[finding])
+    named = {n: _reduce(sel, rows) for n, (sel, rows) in picked.items()}
+    cells = [
+        (str(sel.get("demo", entry.get("demo"))), key)
+        for sel, rows in picked.values()
+        for key in _row_keys(rows)
+    ]
+    fmt = entry.get("fmt", ".3g")
+    shown = np.concatenate([np.atleast_1d(named[n]) for n in _show_names(entry) or [*named][:1]])
+    ours = fmt_values(scalar_or_list(shown), fmt)
+    demo_settings = _settings(settings, entry)
+    context = checks.Context(
+        named, lecture_numbers(entry), str(entry["lecture"]), demo_settings, fmt
+    )
+    findings = checks.run(steps_of(entry), context)
+    ok = checks.verdict(findings)
+    if ok is None:
+        status = "unresolved"
+    elif ok:
+        status = PASSED[cls]
+    else:
+        status = "timing_fails" if cls == "timing" else "differs"
+    numbers = {n: scalar_or_list(v) for n, v in named.items()}
+    return Outcome(entry, status, ours, findings, numbers, cells)
+
+
+def _row_keys(rows: pd.DataFrame) -> list[tuple]:
+    """Each row's labels (quantity included): the same key in any build of the table."""
+    labels = [c for c in rows.columns if c not in ("mean", "min", "max", "std", "n_seeds")]
+    return [tuple(r) for r in rows[labels].itertuples(index=False)]
+
+
+def _reduce(selector: dict, rows: pd.DataFrame) -> np.ndarray:
+    values = rows[selector.get("stat", "mean")].to_numpy(float)
+    if "reduce" in selector:
+        return np.atleast_1d(REDUCE[selector["reduce"]](values))
+    return values
+
+
+def _settings(settings: dict | None, entry: dict) -> dict | None:
+    if settings is None or entry.get("demo") not in settings:
+        return None
+    spec = settings[entry["demo"]]
+    return {**spec.get("settings", {}), **spec.get("grid", {})}
+
+
+def _has_values(entry: dict) -> bool:
+    return "value" in entry or "values" in entry
 
 
 def _selectors(entry: dict) -> dict:
     if "values" in entry:
         return entry["values"]
-    return {"ours": entry["value"]}
+    if "value" in entry:
+        return {"ours": entry["value"]}
+    raise ValueError("no `value` or `values` to select")
 
 
-def _normalise(text: str) -> str:
-    return text.replace(" ", "").replace("−", "-").replace("×", "x")
+def _show_names(entry: dict) -> list:
+    show = entry.get("show", [])
+    return [show] if isinstance(show, str) else list(show)
 
 
-def _holds(expression: str, named: dict) -> bool:
-    return bool(_eval(expression, named))
-
-
-def _eval(expression: str, named: dict):
-    env = {k: np.asarray(v) for k, v in named.items()}
-    env.update(
-        abs=np.abs,
-        all=np.all,
-        any=np.any,
-        min=np.min,
-        max=np.max,
-        mean=np.mean,
-        log10=np.log10,
-        diff=np.diff,
-        np=np,
-    )
-    return eval(expression, {"__builtins__": {}}, env)  # the ledger is project data, not user input
-
-
-def evaluate_all(entries: list[dict], tables: dict) -> list[Outcome]:
-    return [evaluate(entry, tables) for entry in entries]
+def evaluate_all(entries: list[dict], tables: dict, settings: dict | None = None) -> list:
+    return [evaluate(entry, tables, settings) for entry in entries]
 
 
 def summary(outcomes: list[Outcome]) -> pd.DataFrame:
@@ -246,3 +358,13 @@ def summary(outcomes: list[Outcome]) -> pd.DataFrame:
     for o in outcomes:
         counts.loc[o.entry["class"], o.status] += 1
     return counts.loc[counts.sum(axis=1) > 0, counts.sum(axis=0) > 0]
+
+
+def reproduced(outcomes: list[Outcome]) -> dict:
+    """How many claims were reproduced, reproduced from a reconstructed input, or shown back."""
+    return {
+        "reproduced": sum(o.entry["class"] in COUNTED and o.status in AGREES for o in outcomes),
+        "counted": sum(o.entry["class"] in COUNTED for o in outcomes),
+        "reconstructed": sum(o.entry["class"] == "reconstructed" and o.agrees for o in outcomes),
+        "echo": sum(o.entry["class"] == "echo" for o in outcomes),
+    }

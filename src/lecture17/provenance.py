@@ -2,8 +2,11 @@
 
 reproducible_info: what makes a build what it is (commit, config and code hashes, seeds,
 package versions). It is part of any diff of two reports.
-machine_info: where it ran (CPU, threads, BLAS, per-job times from Snakemake's `benchmark:` files).
-It is printed inside the machine-dependent block that diffs skip.
+machine_info: where it ran, and what decides the float rounding of the trained numbers: the CPU
+model, PyTorch's CPU capability (the kernels ATen dispatches to: `ATEN_CPU_CAPABILITY` changes
+it), the BLAS of PyTorch and of numpy, the variables that steer them (MKL_CBWR, OPENBLAS_CORETYPE),
+threads, and the per-job times from Snakemake's `benchmark:` files. It is printed inside the
+machine-dependent block that diffs skip.
 """
 
 import hashlib
@@ -81,6 +84,41 @@ def blas_name() -> str:
         return "unknown"
 
 
+ROUNDING_VARIABLES = ("ATEN_CPU_CAPABILITY", "MKL_CBWR", "OPENBLAS_CORETYPE", "OMP_NUM_THREADS")
+
+
+def torch_kernels() -> dict:
+    """PyTorch's CPU capability and BLAS: what picks the float32 kernels of the trained demos."""
+    try:
+        import torch
+    except ImportError:
+        return {"torch": "未安装 not installed"}
+    config = torch.__config__.show()
+    blas = [
+        line.strip().removeprefix("- ").split(" for ")[0]  # no build-flag soup
+        for line in config.splitlines()
+        if any(word in line for word in ("Math Kernel Library", "OpenBLAS", "oneDNN"))
+    ]
+    return {
+        "cpu_capability": torch.backends.cpu.get_cpu_capability(),
+        "torch_blas": "; ".join(blas) or "unknown",
+        "mkldnn": bool(torch.backends.mkldnn.is_available()),
+    }
+
+
+def cpu_flags() -> str:
+    """The vector extensions that decide which kernels run (AVX2, AVX-512, AMX)."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("flags"):
+                flags = set(line.split(":", 1)[1].split())
+                wanted = ("avx2", "fma", "avx512f", "avx512_bf16", "avx512_vnni", "amx_tile")
+                return " ".join(f for f in wanted if f in flags) or "none of AVX2/AVX-512/AMX"
+    except OSError:
+        pass
+    return "unknown"
+
+
 def job_seconds(benchmarks: Path) -> dict:
     """Wall seconds per rule and demo, summed over seeds and settings.
 
@@ -98,8 +136,11 @@ def job_seconds(benchmarks: Path) -> dict:
 def machine_info(benchmarks: Path) -> dict:
     return {
         "cpu": cpu_model(),
+        "cpu_flags": cpu_flags(),
         "cores": os.cpu_count(),
         "threads_per_job": os.environ.get("OMP_NUM_THREADS", "未设置 unset"),
         "blas": blas_name(),
+        **torch_kernels(),
+        "rounding_variables": {v: os.environ.get(v, "未设置 unset") for v in ROUNDING_VARIABLES},
         "job_seconds": job_seconds(benchmarks),
     }

@@ -1,7 +1,7 @@
 """Render the report: the lecture's tables regenerated, each beside the lecture's own numbers.
 
     python -m lecture17.report --tables results/tables/*.csv --figures report/figures/*.png \
-        --ledger report/ledger.yaml --views report/views \
+        --ledger report/ledger --views report/views \
         --template report/templates/lecture17.md.j2 \
         --config config/config.yaml --out-md report/lecture17.md --out-html report/lecture17.html
 
@@ -266,13 +266,16 @@ def to_html(md_text: str, figure_dir: Path) -> str:
 
 def build(args) -> tuple[str, str]:
     tables = read_tables(args.tables)  # each demo's timing table merged back in
-    outcomes = ledger_mod.evaluate_all(ledger_mod.load_ledger(args.ledger), tables)
+    with open(args.config, encoding="utf-8") as f:
+        demos = yaml.safe_load(f)["demos"]
+    outcomes = ledger_mod.evaluate_all(ledger_mod.load_ledger(args.ledger), tables, demos)
     figures = {Path(p).stem: Path(p) for p in args.figures}
     report = Report(tables, load_views(args.views), outcomes, figures, args.recorded)
     context = {
         "r": report,
         "outcomes": outcomes,
         "summary": ledger_mod.summary(outcomes),
+        "counts": ledger_mod.reproduced(outcomes),
         "STATUS": ledger_mod.STATUS,
         "reproducible": reproducible_info(args.config, args.code),
         "machine": machine_info(args.benchmarks),

@@ -28,7 +28,7 @@ rule report:
         tables=expand("results/tables/{demo}.csv", demo=TABLES),
         timings=expand("results/tables/{demo}.timing.csv", demo=TABLES),
         figures=expand("report/figures/{name}.png", name=FIGURE_NAMES),
-        ledger="report/ledger.yaml",
+        ledger=sorted(str(p) for p in Path("report/ledger").glob("*.[py]*")),
         views=sorted(str(p) for p in Path("report/views").glob("*.yaml")),
         template="report/templates/lecture17.md.j2",
         config=os.path.relpath(workflow.configfiles[0]),
@@ -46,6 +46,6 @@ rule report:
         recorded=" ".join(RECORDED),  # tables from runs recorded on a GPU (report/measured/)
     shell:
         "python -m lecture17.report --tables {input.tables} --figures {input.figures} "
-        "--ledger {input.ledger} --views report/views --template {input.template} "
+        "--ledger report/ledger --views report/views --template {input.template} "
         "--config {input.config} --code {input.code} --recorded {params.recorded} "
         "--out-md {output.md} --out-html {output.html} 2> {log}"

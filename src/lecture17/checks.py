@@ -1,0 +1,258 @@
+"""The ledger's checks as code: a small closed vocabulary, plus named predicates for the rest.
+
+A ledger entry's `check:` is a list of steps; the claim holds when every step holds. Each step
+is one word of the vocabulary with its arguments:
+
+    check:
+      - order_of: {value: rnn_1}                       # within 10× of the lecture's number
+      - below: {value: rnn_32, than: rnn_1, times: 1e-4}
+      - decreasing: {value: ju}
+      - predicate: decay_continues                     # report/ledger/<part>.py
+
+An argument that names a number is a *reference*: a name of the entry's `values` (our numbers,
+selected from the tables), `lecture` (the entry's `number:`, the lecture's number entered once)
+or `lecture.NAME` (one of its `numbers:`), `settings.KEY` (the demo's setting in the config, never
+retyped), or a plain number (a bound the lecture states in words: "above 90 %" is 0.9).
+
+Every step returns a Finding: `ok` True / False, or None when the data cannot decide (a grid
+too coarse to resolve the claim), and one sentence saying what was compared, with the numbers.
+"""
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Finding:
+    ok: bool | None  # None: not resolvable with this data
+    text: str
+
+
+class CheckError(ValueError):
+    """A ledger entry's check is malformed (raised when the ledger is loaded)."""
+
+
+class Context:
+    """What a check can read: our named values, the lecture's numbers, the demo's settings."""
+
+    def __init__(self, values: dict, lecture: dict, text: str, settings: dict | None, fmt: str):
+        self.values = {k: np.atleast_1d(np.asarray(v, dtype=float)) for k, v in values.items()}
+        self.lecture = lecture  # {"": the entry's `number`, name: its `numbers`}
+        self.text = text  # the lecture's value as printed
+        self.settings = settings  # the demo's settings in the build's config
+        self.fmt = fmt
+
+    def __getitem__(self, name: str) -> np.ndarray:  # for predicates: v["rnn_1"]
+        return self.values[name]
+
+    def get(self, ref) -> np.ndarray:
+        if isinstance(ref, bool):
+            raise CheckError(f"a boolean is not a number: {ref!r}")
+        if isinstance(ref, int | float):
+            return np.atleast_1d(float(ref))
+        if ref in self.values:
+            return self.values[ref]
+        if ref == "lecture" or ref.startswith("lecture."):
+            return np.atleast_1d(np.asarray(self.lecture[ref.partition(".")[2]], dtype=float))
+        if ref.startswith("settings."):
+            if self.settings is None:
+                raise CheckError(f"{ref} needs the build's config; none was given")
+            return np.atleast_1d(np.asarray(self.settings[ref.partition(".")[2]], dtype=float))
+        raise CheckError(f"unknown reference {ref!r}")
+
+    def show(self, ref) -> str:
+        """A reference and its value, as the sentence prints it: "rnn_1 = 2.31"."""
+        value = self.get(ref)
+        text = _fmt(value, self.fmt)
+        if isinstance(ref, int | float):
+            return text
+        name = {"lecture": "讲义 lecture"}.get(ref, ref)
+        return f"{name} = {text}"
+
+
+def _fmt(value: np.ndarray, fmt: str) -> str:
+    def one(v):
+        return format(v, fmt) if math.isfinite(v) else str(v)
+
+    items = [one(float(v)) for v in np.ravel(value)]
+    return items[0] if len(items) == 1 else "(" + ", ".join(items) + ")"
+
+
+def _times(k: float) -> str:
+    return "" if k == 1 else f"{k:g} × "
+
+
+# -----------------------------------------------------------------------------
+# the vocabulary: each word is a function of the context and its arguments
+
+VOCABULARY: dict[str, Callable] = {}
+ARGUMENTS: dict[str, tuple[set, set]] = {}  # word -> (required, optional) argument names
+REFERENCES = {"value", "than", "to", "lo", "hi", "of"}  # arguments that name a number
+
+
+def word(name: str, required: set, optional: set = frozenset()):
+    def register(fn):
+        VOCABULARY[name] = fn
+        ARGUMENTS[name] = (set(required), set(optional))
+        return fn
+
+    return register
+
+
+@word("digits", set(), {"value", "each"})
+def digits(c: Context, value=None, each=False) -> Finding:
+    """Our value printed with the entry's `fmt` has the lecture's digits (each: every element)."""
+    ours = c.values[value] if value else next(iter(c.values.values()))
+    printed = _fmt(ours, c.fmt)
+    wanted = c.text
+    if each:
+        items = [format(float(v), c.fmt) for v in ours]
+        ok = all(_normalise(i) == _normalise(wanted) for i in items)
+        return Finding(ok, f"每个都印成 each prints {wanted}: {printed}")
+    ok = _normalise(printed) == _normalise(wanted)
+    return Finding(ok, f"印出 printed {printed}，讲义 lecture {wanted}")
+
+
+@word("below", {"value", "than"}, {"times"})
+def below(c: Context, value, than, times=1.0) -> Finding:
+    ok = bool(np.all(c.get(value) < float(times) * c.get(than)))
+    return Finding(ok, f"{c.show(value)} < {_times(times)}{c.show(than)}")
+
+
+@word("above", {"value", "than"}, {"times"})
+def above(c: Context, value, than, times=1.0) -> Finding:
+    ok = bool(np.all(c.get(value) > float(times) * c.get(than)))
+    return Finding(ok, f"{c.show(value)} > {_times(times)}{c.show(than)}")
+
+
+@word("between", {"value", "lo", "hi"})
+def between(c: Context, value, lo, hi) -> Finding:
+    v = c.get(value)
+    ok = bool(np.all((c.get(lo) <= v) & (v <= c.get(hi))))
+    return Finding(ok, f"{c.show(lo)} ≤ {c.show(value)} ≤ {c.show(hi)}")
+
+
+@word("order_of", {"value"}, {"of", "factor"})
+def order_of(c: Context, value, of="lecture", factor=10.0) -> Finding:
+    """Same order of magnitude: every element within `factor` of the reference, either way."""
+    v, ref = c.get(value), c.get(of)
+    ratio = v / ref
+    ok = bool(np.all((ratio > 1 / factor) & (ratio < factor)))
+    return Finding(ok, f"{c.show(value)} 在 {c.show(of)} 的 {factor:g} 倍以内 within {factor:g}×")
+
+
+@word("near", {"value", "tol"}, {"to"})
+def near(c: Context, value, tol, to="lecture") -> Finding:
+    ok = bool(np.all(np.abs(c.get(value) - c.get(to)) <= float(tol)))
+    return Finding(ok, f"|{c.show(value)} − {c.show(to)}| ≤ {tol:g}")
+
+
+@word("equal", {"value", "to"})
+def equal(c: Context, value, to) -> Finding:
+    v, ref = c.get(value), c.get(to)
+    ok = v.shape == ref.shape and bool(np.all(v == ref)) or ref.size == 1 and bool(np.all(v == ref))
+    return Finding(ok, f"{c.show(value)} = {c.show(to)}")
+
+
+@word("decreasing", {"value"})
+def decreasing(c: Context, value) -> Finding:
+    ok = bool(np.all(np.diff(c.get(value)) < 0))
+    return Finding(ok, f"{c.show(value)} 逐个减小 strictly decreasing")
+
+
+@word("increasing", {"value"})
+def increasing(c: Context, value) -> Finding:
+    ok = bool(np.all(np.diff(c.get(value)) > 0))
+    return Finding(ok, f"{c.show(value)} 逐个增大 strictly increasing")
+
+
+@word("predicate", {"name"})
+def predicate(c: Context, name) -> Finding:
+    return PREDICATES[name](c)
+
+
+def _normalise(text: str) -> str:
+    return text.replace(" ", "").replace("−", "-").replace("×", "x")
+
+
+# -----------------------------------------------------------------------------
+# named predicates, defined next to the ledger entries they serve (report/ledger/*.py)
+
+PREDICATES: dict[str, Callable[[Context], Finding]] = {}
+
+
+def check(fn: Callable[[Context], Finding]):
+    """Register a named predicate: a function of the Context that returns a Finding."""
+    if fn.__name__ in PREDICATES and PREDICATES[fn.__name__] is not fn:
+        raise CheckError(f"predicate {fn.__name__!r} defined twice")
+    PREDICATES[fn.__name__] = fn
+    return fn
+
+
+# -----------------------------------------------------------------------------
+# validation (at load time) and running (at evaluation time)
+
+
+def parse_step(step) -> tuple[str, dict]:
+    """{word: args} -> (word, args); a bare value name is {value: name}."""
+    if not isinstance(step, dict) or len(step) != 1:
+        raise CheckError(f"a check step is one {{word: arguments}}, got {step!r}")
+    ((name, args),) = step.items()
+    if name not in VOCABULARY:
+        raise CheckError(f"unknown check word {name!r}; expected one of {sorted(VOCABULARY)}")
+    if name == "predicate" and isinstance(args, str):
+        args = {"name": args}
+    elif not isinstance(args, dict):
+        args = {"value": args}
+    return name, args
+
+
+def validate(steps: list, value_names: set, lecture: dict, has_settings_keys=None) -> None:
+    """Raise CheckError for an unknown word, argument, value name, lecture number or predicate."""
+    if not isinstance(steps, list) or not steps:
+        raise CheckError("`check` must be a non-empty list of steps")
+    for step in steps:
+        name, args = parse_step(step)
+        required, optional = ARGUMENTS[name]
+        unknown, missing = set(args) - required - optional, required - set(args)
+        if unknown or missing:
+            raise CheckError(
+                f"{name}: unknown arguments {sorted(unknown)}, missing {sorted(missing)}; "
+                f"expected {sorted(required)} and optionally {sorted(optional)}"
+            )
+        if name == "predicate" and args["name"] not in PREDICATES:
+            raise CheckError(f"unknown predicate {args['name']!r}; define it with @check")
+        for key in REFERENCES & set(args):
+            _validate_reference(args[key], value_names, lecture)
+
+
+def _validate_reference(ref, value_names: set, lecture: dict) -> None:
+    if isinstance(ref, bool) or not isinstance(ref, int | float | str):
+        raise CheckError(f"a reference is a name or a number, got {ref!r}")
+    if isinstance(ref, str):
+        if ref in value_names or ref.startswith("settings."):
+            return
+        if ref == "lecture" or ref.startswith("lecture."):
+            if ref.partition(".")[2] not in lecture:
+                raise CheckError(f"{ref}: the entry has no such lecture number")
+            return
+        raise CheckError(f"unknown reference {ref!r}; values are {sorted(value_names)}")
+
+
+def run(steps: list, context: Context) -> list[Finding]:
+    findings = []
+    for step in steps:
+        name, args = parse_step(step)
+        findings.append(VOCABULARY[name](context, **args))
+    return findings
+
+
+def verdict(findings: list[Finding]) -> bool | None:
+    """False if any step fails, else None if any cannot be resolved, else True."""
+    oks = [f.ok for f in findings]
+    if False in oks:
+        return False
+    return None if None in oks else True
