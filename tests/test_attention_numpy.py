@@ -94,9 +94,18 @@ def test_masks():
 
 
 def torch_sdpa(Q, K, V, mask, scale=None):
-    """PyTorch's output and weights; its boolean attn_mask means True = may attend."""
-    q, k, v = (torch.from_numpy(a) for a in (Q, K, V))
-    bool_mask = None if mask is None else torch.from_numpy(np.broadcast_to(mask, mask.shape) == 1)
+    """PyTorch's output and weights; its boolean attn_mask means True = may attend.
+
+    Q, K, V first get the batch axes of the whole call, the mask's included:
+    F.scaled_dot_product_attention adds the mask to its scores in place, so there a mask cannot
+    add axes (a (1, n_q, n_k) mask with 2-D Q, K, V fails in PyTorch).
+    """
+    mask_batch = () if mask is None else np.shape(mask)[:-2]
+    batch = np.broadcast_shapes(Q.shape[:-2], K.shape[:-2], V.shape[:-2], mask_batch)
+    q, k, v = (
+        torch.from_numpy(np.broadcast_to(a, (*batch, *a.shape[-2:])).copy()) for a in (Q, K, V)
+    )
+    bool_mask = None if mask is None else torch.from_numpy(np.asarray(mask) == 1)
     out = F.scaled_dot_product_attention(q, k, v, attn_mask=bool_mask, scale=scale)
     scores = q @ k.transpose(-1, -2) * (Q.shape[-1] ** -0.5 if scale is None else scale)
     if bool_mask is not None:
@@ -362,6 +371,284 @@ def test_converters_transpose_linear_weights():
 
 
 # --------------------------------------------------------------------------------------------
+# Masks as the peers pass them: NumPy's broadcasting, as in NumPy and TensorFlow
+#
+# Coursera's graders call scaled_dot_product_attention with 2-D Q, K, V and a (1, n_q, n_k) or
+# (1, 1, n_k) mask, and expect (1, n_q, n_k) weights. TensorFlow's tutorial passes (b, 1, 1, n)
+# padding masks to its multi-head attention, whose scores are (b, h, n_q, n_k).
+
+MHA8 = {f"W_{p}": np.eye(8) for p in "qkvo"} | {f"b_{p}": np.zeros(8) for p in "qkvo"}
+MHA8_LAYER = {"self_attn": MHA8, "norm1": {"gamma": np.ones(8), "beta": np.zeros(8)}}
+
+MASK_BROADCASTS = [
+    # Q, K, V shapes; mask; weights, output (what NumPy's broadcasting gives)
+    ((3, 4), (5, 4), (5, 2), (1, 3, 5), (1, 3, 5), (1, 3, 2)),  # Coursera
+    ((3, 4), (5, 4), (5, 2), (1, 1, 5), (1, 3, 5), (1, 3, 2)),  # Coursera's padding mask
+    ((3, 4), (5, 4), (5, 2), (2, 1, 5), (2, 3, 5), (2, 3, 2)),
+    ((3, 4), (5, 4), (5, 2), (5,), (3, 5), (3, 2)),
+    ((3, 4), (5, 4), (6, 5, 2), (1, 3, 5), (1, 3, 5), (6, 3, 2)),  # V plays no part in weights
+    ((2, 3, 4), (2, 5, 4), (2, 5, 2), (4, 1, 1, 5), (4, 2, 3, 5), (4, 2, 3, 2)),
+    ((2, 3, 3, 4), (2, 3, 5, 4), (2, 3, 5, 2), (2, 1, 1, 5), (2, 3, 3, 5), (2, 3, 3, 2)),  # TF
+    ((2, 1, 3, 4), (1, 4, 5, 4), (1, 4, 5, 2), (2, 1, 3, 5), (2, 4, 3, 5), (2, 4, 3, 2)),
+]
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize(
+    ("q_shape", "k_shape", "v_shape", "mask_shape", "weights_shape", "output_shape"),
+    MASK_BROADCASTS,
+)
+def test_sdpa_mask_broadcasts_like_numpy_and_matches_torch(
+    seed, q_shape, k_shape, v_shape, mask_shape, weights_shape, output_shape
+):
+    rng = np.random.default_rng(seed)
+    Q, K, V = (rng.normal(size=shape) for shape in (q_shape, k_shape, v_shape))
+    mask = random_mask(rng, mask_shape)
+    output, weights = an.scaled_dot_product_attention(Q, K, V, mask)
+    scores_shape = (*np.broadcast_shapes(q_shape[:-2], k_shape[:-2]), q_shape[-2], k_shape[-2])
+    assert weights.shape == weights_shape == np.broadcast_shapes(scores_shape, mask_shape)
+    assert output.shape == output_shape
+    expected_output, expected_weights = torch_sdpa(Q, K, V, mask)
+    assert_close(output, expected_output)
+    assert_close(np.broadcast_to(weights, expected_weights.shape), expected_weights)
+    assert_close(an.tiled_attention(Q, K, V, mask, block_size=2), expected_output)
+
+
+def test_sdpa_coursera_mask_gives_the_unbatched_numbers_with_a_batch_axis():
+    # The leading 1 only adds an axis: the numbers are those of the (n_q, n_k) mask, exactly.
+    rng = np.random.default_rng(0)
+    Q, K, V = rng.normal(size=(3, 4)), rng.normal(size=(5, 4)), rng.normal(size=(5, 2))
+    mask = random_mask(rng, (3, 5))
+    output, weights = an.scaled_dot_product_attention(Q, K, V, mask[np.newaxis])
+    unbatched_output, unbatched_weights = an.scaled_dot_product_attention(Q, K, V, mask)
+    np.testing.assert_array_equal(output, unbatched_output[np.newaxis])
+    np.testing.assert_array_equal(weights, unbatched_weights[np.newaxis])
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_mha_tensorflow_padding_mask_matches_torch_key_padding_mask(seed):
+    rng, b, n_q, n_k, n_heads, d_model = mha_case(seed)
+    mha = make_torch_mha(seed, d_model, n_heads)
+    params = an.mha_params_from_torch(mha)
+    x_q, x_kv = rng.normal(size=(b, n_q, d_model)), rng.normal(size=(b, n_k, d_model))
+    tokens = random_tokens(rng, b, n_k)
+    ours = an.create_padding_mask(tokens)  # (b, 1, n_k): shared by the heads
+    tensorflow = ours[:, np.newaxis]  # (b, 1, 1, n_k): broadcast against (b, h, n_q, n_k)
+    output, weights = an.multi_head_attention(x_q, x_kv, params, n_heads, tensorflow)
+    x_q_t, x_kv_t = torch.from_numpy(x_q), torch.from_numpy(x_kv)
+    expected, expected_weights = mha(
+        x_q_t,
+        x_kv_t,
+        x_kv_t,
+        key_padding_mask=torch.from_numpy(tokens == 0),  # True = ignore (§5.4)
+        need_weights=True,
+        average_attn_weights=False,
+    )
+    assert weights.shape == (b, n_heads, n_q, n_k)
+    assert_close(output, to_numpy(expected))
+    assert_close(weights, to_numpy(expected_weights))
+    # Both conventions put the same -1e9 on the same scores: the same numbers, bit for bit.
+    output_3d, weights_3d = an.multi_head_attention(x_q, x_kv, params, n_heads, ours)
+    np.testing.assert_array_equal(output, output_3d)
+    np.testing.assert_array_equal(weights, weights_3d)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_mha_per_head_mask_matches_torch_attn_mask(seed):
+    rng, b, n_q, n_k, n_heads, d_model = mha_case(seed)
+    mha = make_torch_mha(seed, d_model, n_heads)
+    params = an.mha_params_from_torch(mha)
+    x_q, x_kv = rng.normal(size=(b, n_q, d_model)), rng.normal(size=(b, n_k, d_model))
+    mask = random_mask(rng, (b, n_heads, n_q, n_k))  # one mask per head
+    output, weights = an.multi_head_attention(x_q, x_kv, params, n_heads, mask)
+    # PyTorch's 3-D attn_mask is (b * n_heads, n_q, n_k), batch-major; True = ignore (§5.4).
+    attn_mask = torch.from_numpy(mask.reshape(b * n_heads, n_q, n_k) == 0)
+    x_q_t, x_kv_t = torch.from_numpy(x_q), torch.from_numpy(x_kv)
+    expected, expected_weights = mha(
+        x_q_t, x_kv_t, x_kv_t, attn_mask=attn_mask, need_weights=True, average_attn_weights=False
+    )
+    assert weights.shape == (b, n_heads, n_q, n_k)
+    assert_close(output, to_numpy(expected))
+    assert_close(weights, to_numpy(expected_weights))
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("mask_axes", [(1,), (1, 1)], ids=["b_nq_nk", "b_h_nq_nk"])
+def test_mha_unbatched_inputs_with_a_batched_mask_give_a_batch_of_one(seed, mask_axes):
+    # NumPy's rule: a mask with a batch axis makes the result batched, as in Coursera's call.
+    rng, _, n_q, n_k, n_heads, d_model = mha_case(seed)
+    mha = make_torch_mha(seed, d_model, n_heads)
+    params = an.mha_params_from_torch(mha)
+    x_q, x_kv = rng.normal(size=(n_q, d_model)), rng.normal(size=(n_k, d_model))
+    mask = random_mask(rng, (n_q, n_k))
+    output, weights = an.multi_head_attention(
+        x_q, x_kv, params, n_heads, mask.reshape(*mask_axes, n_q, n_k)
+    )
+    assert output.shape == (1, n_q, d_model) and weights.shape == (1, n_heads, n_q, n_k)
+    x_q_t, x_kv_t = torch.from_numpy(x_q), torch.from_numpy(x_kv)  # PyTorch's unbatched call
+    expected, expected_weights = mha(
+        x_q_t,
+        x_kv_t,
+        x_kv_t,
+        attn_mask=torch.from_numpy(mask == 0),
+        need_weights=True,
+        average_attn_weights=False,
+    )
+    assert_close(output[0], to_numpy(expected))
+    assert_close(weights[0], to_numpy(expected_weights))
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("norm_first", [False, True], ids=["post_ln", "pre_ln"])
+def test_layers_with_tensorflow_masks_match_torch(seed, norm_first):
+    rng, n_heads, d_model, d_ff, b, n_src, n_tgt = layer_case(seed)
+    kwargs = {"dropout": 0.0, "batch_first": True, "norm_first": norm_first}
+    encoder = torch.nn.TransformerEncoderLayer(
+        d_model, n_heads, d_ff, dtype=torch.float64, **kwargs
+    )
+    decoder = torch.nn.TransformerDecoderLayer(
+        d_model, n_heads, d_ff, dtype=torch.float64, **kwargs
+    )
+    randomise_(encoder, seed)
+    randomise_(decoder, seed + 1)
+    x, y = rng.normal(size=(b, n_src, d_model)), rng.normal(size=(b, n_tgt, d_model))
+    src_tokens, tgt_tokens = random_tokens(rng, b, n_src), random_tokens(rng, b, n_tgt)
+    src_mask = an.create_padding_mask(src_tokens)[:, np.newaxis]  # (b, 1, 1, n_src)
+    look_ahead = an.create_look_ahead_mask(n_tgt)
+    self_mask = (look_ahead * an.create_padding_mask(tgt_tokens))[:, np.newaxis]  # (b, 1, n, n)
+    memory = an.encoder_layer_forward(
+        x, an.encoder_layer_params_from_torch(encoder), n_heads, src_mask, norm_first
+    )
+    output = an.decoder_layer_forward(
+        y,
+        memory,
+        an.decoder_layer_params_from_torch(decoder),
+        n_heads,
+        self_mask=self_mask,
+        memory_mask=src_mask,
+        norm_first=norm_first,
+    )
+    src_padding = torch.from_numpy(src_tokens == 0)  # True = ignore
+    expected_memory = encoder(torch.from_numpy(x), src_key_padding_mask=src_padding)
+    expected = decoder(
+        torch.from_numpy(y),
+        expected_memory,
+        tgt_mask=torch.from_numpy(look_ahead == 0),
+        tgt_key_padding_mask=torch.from_numpy(tgt_tokens == 0),
+        memory_key_padding_mask=src_padding,
+    )
+    assert_close(memory, to_numpy(expected_memory))
+    assert_close(output, to_numpy(expected))
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_unbatched_layers_with_coursera_masks_equal_a_batch_of_one(seed):
+    rng, n_heads, d_model, d_ff, _, n_src, n_tgt = layer_case(seed)
+    encoder = an.encoder_layer_params_from_torch(
+        randomise_(torch.nn.TransformerEncoderLayer(d_model, n_heads, d_ff), seed)
+    )
+    decoder = an.decoder_layer_params_from_torch(
+        randomise_(torch.nn.TransformerDecoderLayer(d_model, n_heads, d_ff), seed)
+    )
+    x, y = rng.normal(size=(n_src, d_model)), rng.normal(size=(n_tgt, d_model))
+    src_mask = an.create_padding_mask(random_tokens(rng, 1, n_src))  # (1, 1, n_src)
+    self_mask = an.create_look_ahead_mask(n_tgt)[np.newaxis]  # (1, n_tgt, n_tgt)
+    memory = an.encoder_layer_forward(x, encoder, n_heads, src_mask)
+    output = an.decoder_layer_forward(y, x, decoder, n_heads, self_mask, src_mask)
+    assert memory.shape == (1, n_src, d_model) and output.shape == (1, n_tgt, d_model)
+    assert_close(memory, an.encoder_layer_forward(x[np.newaxis], encoder, n_heads, src_mask))
+    batched = an.decoder_layer_forward(y[None], x[None], decoder, n_heads, self_mask, src_mask)
+    assert_close(output, batched)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_a_mask_with_a_larger_batch_stretches_a_batch_of_one(seed):
+    # NumPy's rule for size-1 axes, through both sublayers of a decoder layer: sentence i of
+    # the result is the batch of one under mask i.
+    rng, n_heads, d_model, d_ff, _, n_src, n_tgt = layer_case(seed)
+    decoder = an.decoder_layer_params_from_torch(
+        randomise_(torch.nn.TransformerDecoderLayer(d_model, n_heads, d_ff), seed)
+    )
+    y, memory = rng.normal(size=(1, n_tgt, d_model)), rng.normal(size=(1, n_src, d_model))
+    self_mask = random_mask(rng, (3, n_tgt, n_tgt))
+    memory_mask = random_mask(rng, (3, 1, n_src))
+    output = an.decoder_layer_forward(y, memory, decoder, n_heads, self_mask, memory_mask)
+    assert output.shape == (3, n_tgt, d_model)
+    for i in range(3):
+        alone = an.decoder_layer_forward(
+            y, memory, decoder, n_heads, self_mask[i : i + 1], memory_mask[i : i + 1]
+        )
+        assert_close(output[i : i + 1], alone)
+
+
+@pytest.mark.parametrize(
+    ("call", "match"),
+    [
+        (  # Coursera's shape with the wrong n_q: a mask never adds queries
+            lambda: an.scaled_dot_product_attention(
+                np.ones((3, 4)), np.ones((5, 4)), np.ones((5, 2)), np.ones((1, 4, 5))
+            ),
+            r"mask of shape \(1, 4, 5\) does not broadcast with the scores' shape \(3, 5\)"
+            r".*last two axes to be 1 or \(3, 5\)",
+        ),
+        (  # NumPy would stretch the single query to 3; attention must not
+            lambda: an.scaled_dot_product_attention(
+                np.ones((1, 4)), np.ones((5, 4)), np.ones((5, 2)), np.ones((3, 5))
+            ),
+            r"last two axes to be 1 or \(1, 5\)",
+        ),
+        (
+            lambda: an.scaled_dot_product_attention(
+                np.ones((2, 3, 4)), np.ones((2, 5, 4)), np.ones((2, 5, 2)), np.ones((3, 1, 5))
+            ),
+            r"scores' shape \(2, 3, 5\).*leading axes to broadcast with \(2,\)",
+        ),
+        (
+            lambda: an.tiled_attention(
+                np.ones((2, 3, 4)), np.ones((2, 5, 4)), np.ones((2, 5, 2)), np.ones((3, 1, 5))
+            ),
+            r"scores' shape \(2, 3, 5\).*leading axes to broadcast with \(2,\)",
+        ),
+        (
+            lambda: an.multi_head_attention(
+                np.ones((2, 3, 8)), np.ones((2, 3, 8)), MHA8, 2, np.ones((3, 1, 3))
+            ),
+            r"mask of shape \(3, 1, 3\) does not broadcast with the scores' shape \(2, 3, 3\)",
+        ),
+        (
+            lambda: an.multi_head_attention(
+                np.ones((2, 3, 8)), np.ones((2, 3, 8)), MHA8, 2, np.ones((2, 4, 3, 3))
+            ),
+            r"mask of shape \(2, 4, 3, 3\) does not broadcast.*\(2, 2, 3, 3\)",
+        ),
+        (
+            lambda: an.multi_head_attention(
+                np.ones((2, 3, 8)), np.ones((2, 3, 8)), MHA8, 2, np.ones((1, 2, 1, 3, 3))
+            ),
+            r"at most 4 axes, \(b, n_heads, n_q, n_k\)",
+        ),
+        (
+            lambda: an.encoder_layer_forward(np.ones((2, 3, 8)), MHA8_LAYER, 2, np.ones((2, 1, 4))),
+            r"mask of shape \(2, 1, 4\).*last two axes to be 1 or \(3, 3\)",
+        ),
+    ],
+    ids=[
+        "coursera_n_q",
+        "stretch_queries",
+        "batch",
+        "tiled_batch",
+        "mha_batch",
+        "mha_heads",
+        "mha_5d",
+        "encoder",
+    ],
+)
+def test_mask_that_does_not_broadcast_names_the_expected_shape(call, match):
+    with pytest.raises(ValueError, match=match):
+        call()
+
+
+# --------------------------------------------------------------------------------------------
 # Properties the lecture claims (hypothesis)
 
 sizes = st.integers(1, 6)
@@ -579,8 +866,6 @@ def test_exercise_7_long_context_arithmetic():
 # --------------------------------------------------------------------------------------------
 # Bad input raises ValueError saying what was expected
 
-MHA8 = {f"W_{p}": np.eye(8) for p in "qkvo"} | {f"b_{p}": np.zeros(8) for p in "qkvo"}
-
 
 @pytest.mark.parametrize(
     ("call", "match"),
@@ -605,9 +890,9 @@ MHA8 = {f"W_{p}": np.eye(8) for p in "qkvo"} | {f"b_{p}": np.zeros(8) for p in "
         ),
         (
             lambda: an.scaled_dot_product_attention(
-                np.ones((3, 4)), np.ones((3, 4)), np.ones((3, 2)), np.ones((2, 3, 3))
+                np.ones((3, 4)), np.ones((3, 4)), np.ones((3, 2)), np.ones((2, 1, 2))
             ),
-            "does not broadcast",
+            r"does not broadcast.*last two axes to be 1 or \(3, 3\)",
         ),
         (
             lambda: an.scaled_dot_product_attention(
@@ -654,6 +939,10 @@ MHA8 = {f"W_{p}": np.eye(8) for p in "qkvo"} | {f"b_{p}": np.zeros(8) for p in "
         (
             lambda: an.multi_head_attention(np.ones((3, 6)), np.ones((3, 6)), MHA8, 2),
             r"W_q.*\(6, 6\)",
+        ),
+        (
+            lambda: an.multi_head_attention(np.ones((2, 3, 8)), np.ones((3, 4, 8)), MHA8, 2),
+            r"x_q \(2, 3, 8\) and x_kv \(3, 4, 8\) need the same d_model and the same b",
         ),
         (lambda: an.create_padding_mask(np.array([1, 2, 0])), r"\(batch, n\)"),
         (lambda: an.create_padding_mask(np.array([[1.5, 0.0]])), "integer"),

@@ -13,13 +13,33 @@ import pytest
 from lecture17 import attention_numpy as an
 from lecture17.experiments.beyond import memory_light_attention
 
-ATOL = 1e-12  # float64, the same numbers summed in another order
+ATOL = 1e-12  # float64, the same numbers summed in another order (scores and values of order 1)
+EPS = np.finfo(np.float64).eps  # 2.2e-16
 SEEDS = [0, 1, 2]
 MIB = 2**20
 
 
 def assert_close(actual, expected, atol=ATOL):
     np.testing.assert_allclose(actual, expected, rtol=0.0, atol=atol)
+
+
+def attention_atol(Q, K, V):
+    """What float64 can promise for |plain - tiled| of softmax(Q K^T) V, on any CPU.
+
+    A score s = q·k sums d_k products; rounding moves it by |δs| <= c·eps·Σ_i |q_i k_i|, with
+    c = d_k at worst and about sqrt(d_k) in practice (the roundings add like a random walk,
+    Higham & Mary 2019). Another summation order or BLAS kernel (the tiles' small products,
+    another CPU's AVX-512 or AVX2 code, FMA or not) rounds differently, within that bound.
+    The softmax turns an error in the scores into relative errors in the weights,
+    δw_j = w_j (δs_j - Σ_k w_k δs_k), so the output moves by δo = Σ_j w_j δs_j (v_j - o):
+    |δo| <= max|δs| · 2 max|V|. Two computations, each that far from the exact one: another 2.
+    Hence atol = 4 sqrt(d_k) eps max(|Q| |K|^T) max|V|; |Q| |K|^T bounds |Q K^T| (cancellation
+    in a dot product does not cancel its rounding). exp, the sums and the division add only
+    ~eps·|o| each. With scores of order 1 this is below ATOL; with scores in the thousands and
+    values of order 10 it is ~7e-9, not 1e-12: a fixed 1e-12 there passes or fails by CPU.
+    """
+    score_bound = np.max(np.abs(Q) @ np.swapaxes(np.abs(K), -1, -2))  # >= max |scores|
+    return 4 * np.sqrt(Q.shape[-1]) * EPS * score_bound * np.max(np.abs(V))
 
 
 def traced_peak_bytes(fn):
@@ -89,15 +109,67 @@ def test_tiled_matches_torch_with_a_causal_mask(seed):
     assert_close(output, F.scaled_dot_product_attention(q, k, v, is_causal=True).numpy())
 
 
-def test_large_scores_do_not_overflow():
-    # Unscaled scores in the hundreds: exp() of them overflows unless every tile subtracts the
-    # running max; a tile later in the row holds the largest score, so the max must move.
+def large_scores_case():
+    """Unscaled scores in the thousands, values of order 10; the max moves late in each row."""
     rng = np.random.default_rng(0)
-    Q, K, V = 10 * rng.normal(size=(3, 50, 64))  # scores of order 10·10·8 = 800
-    K[-1] = 2 * Q.max(axis=0)  # the last key scores highest for many queries
-    with np.errstate(over="raise", invalid="raise"):  # underflow to 0 is expected
+    Q, K, V = 10 * rng.normal(size=(3, 50, 64))  # scores of order 10·10·8 = 800, up to ~9000
+    K[-1] = 2 * Q.max(axis=0)  # the last key, in the last tile, scores highest for many queries
+    return Q, K, V
+
+
+def check_large_scores(Q, K, V, on_overflow="raise"):
+    with np.errstate(over=on_overflow, invalid=on_overflow):  # underflow to 0 is expected
         output = an.tiled_attention(Q, K, V, block_size=8, scale=False)
-    assert_close(output, an.scaled_dot_product_attention(Q, K, V, scale=False)[0])
+    expected, _ = an.scaled_dot_product_attention(Q, K, V, scale=False)
+    # Not ATOL: outputs of ~35 computed through scores of ~9000 (see attention_atol): 7e-9.
+    assert_close(output, expected, atol=attention_atol(Q, K, V))
+
+
+def test_large_scores_do_not_overflow():
+    # exp() of such scores overflows unless every tile subtracts the running max.
+    check_large_scores(*large_scores_case())
+
+
+def online_softmax_with(bug):
+    """_attend_query_block (no mask) rewritten with one deliberate bug, or none (the control)."""
+
+    def attend(q, K, V, mask, block_size, batch, dtype):
+        m = np.full((*batch, q.shape[-2], 1), -np.inf, dtype)  # running max
+        l = np.zeros((*batch, q.shape[-2], 1), dtype)  # running denominator
+        acc = np.zeros((*batch, q.shape[-2], V.shape[-1]), dtype)  # running numerator
+        for start in range(0, K.shape[-2], block_size):
+            keys = slice(start, start + block_size)
+            scores = q @ np.swapaxes(K[..., keys, :], -1, -2)  # (..., b_q, b_k)
+            m_new = {
+                None: np.maximum(m, scores.max(axis=-1, keepdims=True)),
+                "no_max": np.zeros_like(m),  # exp(scores) as it is
+                "stale_max": m if start > 0 else scores.max(axis=-1, keepdims=True),
+                "tile_max": scores.max(axis=-1, keepdims=True),  # forgets the earlier tiles
+                "no_rescale": np.maximum(m, scores.max(axis=-1, keepdims=True)),
+            }[bug]
+            rescale = 1.0 if bug == "no_rescale" else np.exp(m - m_new)  # (..., b_q, 1)
+            p = np.exp(scores - m_new)  # (..., b_q, b_k)
+            l = rescale * l + p.sum(axis=-1, keepdims=True)
+            acc = rescale * acc + p @ V[..., keys, :]
+            m = m_new
+        return acc / l  # (..., b_q, d_v)
+
+    return attend
+
+
+def test_large_scores_check_passes_the_faithful_rewrite(monkeypatch):
+    # The control for the test below: the rewrite without a bug passes the same check.
+    monkeypatch.setattr(an, "_attend_query_block", online_softmax_with(None))
+    check_large_scores(*large_scores_case())
+
+
+@pytest.mark.parametrize("bug", ["no_max", "stale_max", "tile_max", "no_rescale"])
+def test_large_scores_check_catches_a_wrong_running_max(monkeypatch, bug):
+    # Every test can fail: with overflow not raised, the tolerance alone must catch each bug
+    # (an inf or nan output, or for no_rescale an error of ~30 against the atol of 7e-9).
+    monkeypatch.setattr(an, "_attend_query_block", online_softmax_with(bug))
+    with pytest.raises(AssertionError):
+        check_large_scores(*large_scores_case(), on_overflow="ignore")
 
 
 def test_float32_stays_float32():

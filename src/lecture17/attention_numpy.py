@@ -10,8 +10,10 @@ Conventions (lecture §0.4, §8.1):
       ``Q = X @ W_q``; weight matrices are ``(d_in, d_out)``. PyTorch's ``nn.Linear`` stores
       ``(out, in)``; the transpose happens once, in the ``*_from_torch`` converters.
     - Masks: 1 = may attend, 0 = must not (Coursera's newer convention). They are applied by
-      adding ``(1 - mask) * -1e9`` to the scores before the softmax. PyTorch's
-      ``nn.MultiheadAttention`` boolean masks mean the opposite (True = ignore), see §5.4.
+      adding ``(1 - mask) * -1e9`` to the scores before the softmax, broadcast with them by
+      NumPy's rules (a (1, n_q, n_k) mask gives 2-D inputs a batch axis, as in NumPy and
+      TensorFlow). PyTorch's ``nn.MultiheadAttention`` boolean masks mean the opposite
+      (True = ignore), see §5.4.
 
 References:
     Vaswani et al. (2017), "Attention Is All You Need", NeurIPS. arXiv:1706.03762
@@ -161,29 +163,38 @@ def create_look_ahead_mask(n):
 # Attention: scaled dot-product and multi-head (§3.1, §4, §5)
 
 
-def _check_mask(mask, target_shape):
-    """Return ``mask`` as floats; it must broadcast to ``target_shape`` and hold only 0 and 1."""
+def _broadcast_mask(mask, scores_shape):
+    """Return ``mask`` as floats and the shape of ``scores + mask`` (NumPy's broadcasting).
+
+    The mask may add or stretch leading (batch, head) axes, as NumPy and TensorFlow allow: the
+    Coursera graders pass a (1, n_q, n_k) mask with unbatched Q, K, V and expect (1, n_q, n_k)
+    weights. Its last two axes must be 1 or (n_q, n_k): a mask never adds queries or keys.
+    It must hold only 0 and 1.
+    """
     mask = _as_float(mask, "mask")
+    *batch, n_q, n_k = scores_shape
     try:
-        broadcast = np.broadcast_shapes(mask.shape, target_shape)
+        shape = np.broadcast_shapes(mask.shape, tuple(scores_shape))
     except ValueError:
-        broadcast = None
-    if broadcast != tuple(target_shape):
+        shape = None
+    if shape is None or shape[-2:] != (n_q, n_k):
         raise ValueError(
-            f"mask of shape {mask.shape} does not broadcast to the scores' shape "
-            f"{tuple(target_shape)} (..., n_q, n_k)"
+            f"mask of shape {mask.shape} does not broadcast with the scores' shape "
+            f"{tuple(scores_shape)} (..., n_q, n_k): expected its last two axes to be 1 or "
+            f"({n_q}, {n_k}) and its leading axes to broadcast with {tuple(batch)}"
         )
     if not np.all((mask == 0) | (mask == 1)):
         # §5.4: an additive -inf mask or a PyTorch-style mask passed here is a silent bug.
         raise ValueError("mask must contain only 1 (may attend) and 0 (must not attend)")
-    return mask
+    return mask, shape
 
 
 def _attention_inputs(Q, K, V, mask):
     """Check Q, K, V and the mask of an attention call (shared by the plain and tiled versions).
 
     Returns ``Q, K, V`` as float arrays, the mask as floats of their dtype (or None), the
-    broadcast batch shape of the leading axes, and the dtype the attention is computed in.
+    batch shape of the result (Q's, K's, V's and the mask's leading axes, broadcast), and the
+    dtype the attention is computed in.
     """
     Q, K, V = _as_float(Q, "Q"), _as_float(K, "K"), _as_float(V, "V")
     for name, arr, shape_text in (("Q", Q, "n_q, d_k"), ("K", K, "n_k, d_k"), ("V", V, "n_k, d_v")):
@@ -201,8 +212,9 @@ def _attention_inputs(Q, K, V, mask):
         ) from err
     dtype = np.result_type(Q, K, V)
     if mask is not None:
-        mask = _check_mask(mask, (*batch, Q.shape[-2], K.shape[-2]))
+        mask, scores_shape = _broadcast_mask(mask, (*batch, Q.shape[-2], K.shape[-2]))
         mask = mask.astype(dtype, copy=False)
+        batch = scores_shape[:-2]  # the mask may add batch axes: (1, n_q, n_k) with 2-D Q, K, V
     return Q, K, V, mask, batch, dtype
 
 
@@ -215,16 +227,22 @@ def scaled_dot_product_attention(Q, K, V, mask=None, *, scale=True):
     K : array_like, shape (..., n_k, d_k)
     V : array_like, shape (..., n_k, d_v)
         Leading (batch, head) axes must broadcast against each other.
-    mask : array_like, optional, broadcastable to (..., n_q, n_k)
+    mask : array_like, optional, shape (..., n_q or 1, n_k or 1)
         1 = may attend, 0 = must not. Masked weights are exactly 0 (exp(-1e9) underflows).
+        Broadcast with the scores (..., n_q, n_k) by NumPy's rules, as NumPy and TensorFlow
+        do: its leading axes may add or stretch batch axes, e.g. a (1, n_q, n_k) or (1, 1, n_k)
+        mask with 2-D Q, K, V (Coursera's graders), or TensorFlow's (b, 1, 1, n_k) padding
+        mask with (b, h, n, d_k) heads. A mask that does not broadcast raises ValueError.
     scale : bool, default True
         Divide the scores by sqrt(d_k). ``False`` gives the unscaled scores of §4.3.
 
     Returns
     -------
-    output : ndarray, shape (..., n_q, d_v)
-    weights : ndarray, shape (..., n_q, n_k)
-        Each row sums to 1.
+    output : ndarray, shape (*batch, n_q, d_v)
+        ``batch``: the leading axes of Q, K, V and the mask, broadcast.
+    weights : ndarray, shape (*batch_w, n_q, n_k)
+        The shape of ``scores + mask``: ``batch_w`` broadcasts the leading axes of Q, K and
+        the mask (V plays no part, as in NumPy and TensorFlow). Each row sums to 1.
 
     Notes
     -----
@@ -301,6 +319,26 @@ def _mha_shapes(d_model):
     return matrices | biases
 
 
+def _head_mask(mask, b, n_heads, n_q, n_k):
+    """The mask of :func:`multi_head_attention`, shaped for its heads' (b, h, n_q, n_k) scores.
+
+    Up to 3 axes, a mask means (b, n_q, n_k) and every head shares it: the head axis goes in
+    at -3, as Keras' ``MultiHeadAttention`` does with its (B, T, S) ``attention_mask``. (NumPy
+    would align a (b, 1, n_k) mask with the scores from the right, as (1, b, 1, n_k): batch
+    against heads.) 4 axes mean (b, h, n_q, n_k), e.g. the TensorFlow tutorial's (b, 1, 1, n_k)
+    padding mask. Either way the mask may add or stretch the batch axis (NumPy's rules).
+    """
+    mask = _as_float(mask, "mask")
+    if mask.ndim > 4:
+        raise ValueError(
+            f"mask must have at most 4 axes, (b, n_heads, n_q, n_k), got shape {mask.shape}"
+        )
+    if mask.ndim == 4:
+        return _broadcast_mask(mask, (b, n_heads, n_q, n_k))[0]  # (b | 1, h | 1, n_q | 1, ..)
+    mask, shape = _broadcast_mask(mask, (b, n_q, n_k))
+    return np.broadcast_to(mask, shape)[:, np.newaxis]  # (b, 1, n_q, n_k)
+
+
 def multi_head_attention(x_q, x_kv, params, n_heads, mask=None):
     """Multi-head attention: project, split into heads, attend, concatenate, project (§5.2).
 
@@ -309,36 +347,44 @@ def multi_head_attention(x_q, x_kv, params, n_heads, mask=None):
     x_q : array_like, shape (b, n_q, d_model) or (n_q, d_model)
         Where the queries come from (the decoder, for cross-attention, §8.2).
     x_kv : array_like, shape (b, n_k, d_model) or (n_k, d_model)
-        Where keys and values come from. Pass ``x_kv = x_q`` for self-attention.
+        Where keys and values come from. Pass ``x_kv = x_q`` for self-attention. A batch of
+        one broadcasts against the other's batch.
     params : dict
         ``W_q, W_k, W_v, W_o`` of shape (d_model, d_model), rows-are-tokens (``Q = X @ W_q``),
         and ``b_q, b_k, b_v, b_o`` of shape (d_model,).
     n_heads : int
         Must divide d_model.
     mask : array_like, optional
-        1 = may attend; broadcastable to (b, n_q, n_k) (or (n_q, n_k) unbatched), e.g. a
-        padding mask (b, 1, n_k) or a look-ahead mask (n, n). The same mask is used by every head.
+        1 = may attend. Up to 3 axes: (b, n_q, n_k), the same mask for every head, e.g. a
+        padding mask (b, 1, n_k) or a look-ahead mask (n, n). 4 axes: (b, n_heads, n_q, n_k),
+        e.g. TensorFlow's padding mask (b, 1, 1, n_k). Any of these axes may be 1 or (the
+        leading ones) missing, and the mask's batch axis broadcasts with x's: a (1, n_q, n_k)
+        mask makes unbatched inputs give batched outputs, as in NumPy.
 
     Returns
     -------
-    output : ndarray, shape (b, n_q, d_model) (unbatched: (n_q, d_model))
-    weights : ndarray, shape (b, n_heads, n_q, n_k) (unbatched: (n_heads, n_q, n_k))
+    output : ndarray, shape (b, n_q, d_model)
+    weights : ndarray, shape (b, n_heads, n_q, n_k)
+        ``b``: the batch sizes of x_q, x_kv and the mask, broadcast. Unbatched x_q, x_kv with
+        a mask of at most 2 axes (or none) give (n_q, d_model) and (n_heads, n_q, n_k).
     """
     x_q, x_kv = _as_float(x_q, "x_q"), _as_float(x_kv, "x_kv")
     _check_ndim(x_q, "x_q", (2, 3), "(b, n_q, d_model) or (n_q, d_model)")
     if x_kv.ndim != x_q.ndim:
         raise ValueError(f"x_q {x_q.shape} and x_kv {x_kv.shape} must both be batched or not")
-    unbatched = x_q.ndim == 2
-    if unbatched:
+    unbatched = x_q.ndim == 2 and (mask is None or np.ndim(mask) <= 2)
+    if x_q.ndim == 2:
         x_q, x_kv = x_q[np.newaxis], x_kv[np.newaxis]  # (1, n, d_model)
     (b, n_q, d_model), (b_kv, n_k, d_kv) = x_q.shape, x_kv.shape
-    if (b_kv, d_kv) != (b, d_model):
-        raise ValueError(f"x_q {x_q.shape} and x_kv {x_kv.shape} need the same b and d_model")
+    if d_kv != d_model or (b != b_kv and 1 not in (b, b_kv)):
+        raise ValueError(
+            f"x_q {x_q.shape} and x_kv {x_kv.shape} need the same d_model and the same b "
+            f"(or b = 1 for one of them)"
+        )
     _check_divisible(d_model, n_heads)
     p = _get_params(params, _mha_shapes(d_model), "multi_head_attention")
     if mask is not None:
-        mask = _check_mask(mask, (n_q, n_k) if unbatched else (b, n_q, n_k))
-        mask = np.broadcast_to(mask, (b, n_q, n_k))[:, np.newaxis]  # (b, 1, n_q, n_k)
+        mask = _head_mask(mask, max(b, b_kv), n_heads, n_q, n_k)  # (b, 1 | h, n_q, n_k)
 
     Q = split_heads(x_q @ p["W_q"] + p["b_q"], n_heads)  # (b, h, n_q, d_k)
     K = split_heads(x_kv @ p["W_k"] + p["b_k"], n_heads)  # (b, h, n_k, d_k)
@@ -594,13 +640,15 @@ def encoder_layer_forward(x, params, n_heads, mask=None, norm_first=False):
         "norm2": {"gamma", "beta"}}``.
     n_heads : int
     mask : array_like, optional
-        1 = may attend, broadcastable to (b, n, n), e.g. a padding mask (b, 1, n) (§8.3).
+        1 = may attend: (b, n, n) or broadcasting to it, e.g. a padding mask (b, 1, n) (§8.3),
+        or (b, n_heads, n, n), e.g. (b, 1, 1, n); as in :func:`multi_head_attention`.
     norm_first : bool, default False
         False = Post-LN, True = Pre-LN (PyTorch's name).
 
     Returns
     -------
     ndarray, same shape as ``x``
+        Or its broadcast with the mask's batch axis (a (1, n, n) mask with 2-D x: (1, n, d_model)).
     """
     x = _as_float(x, "x")
 
@@ -630,24 +678,30 @@ def decoder_layer_forward(
         after cross-attention, norm3 after the FFN.
     n_heads : int
     self_mask : array_like, optional
-        1 = may attend, broadcastable to (b, n_tgt, n_tgt): usually look-ahead * padding (§8.1).
+        1 = may attend, (b, n_tgt, n_tgt) or (b, n_heads, n_tgt, n_tgt) or broadcasting to
+        it, as in :func:`multi_head_attention`: usually look-ahead * padding (§8.1).
     memory_mask : array_like, optional
-        1 = may attend, broadcastable to (b, n_tgt, n_src): usually the source padding mask.
+        1 = may attend, (b, n_tgt, n_src) or (b, n_heads, n_tgt, n_src) or broadcasting to it:
+        usually the source padding mask (b, 1, n_src).
     norm_first : bool, default False
         False = Post-LN, True = Pre-LN.
 
     Returns
     -------
     ndarray, same shape as ``y``
+        Or its broadcast with the masks' batch axis, as in :func:`encoder_layer_forward`.
     """
     y, memory = _as_float(y, "y"), _as_float(memory, "memory")
+    unbatched = y.ndim == memory.ndim == 2
 
     def self_attention(h):
         return multi_head_attention(h, h, params["self_attn"], n_heads, self_mask)[0]
 
     def cross_attention(h):
         # §8.2: Q from the decoder, K and V from the encoder's output (never normalised here).
-        return multi_head_attention(h, memory, params["cross_attn"], n_heads, memory_mask)[0]
+        # A batched self_mask makes an unbatched y batched (NumPy's rules): memory follows.
+        kv = memory[np.newaxis] if unbatched and h.ndim == 3 else memory  # (1, n_src, d_model)
+        return multi_head_attention(h, kv, params["cross_attn"], n_heads, memory_mask)[0]
 
     y = _residual(y, self_attention, params["norm1"], norm_first)  # (b, n_tgt, d_model)
     y = _residual(y, cross_attention, params["norm2"], norm_first)  # (b, n_tgt, d_model)
