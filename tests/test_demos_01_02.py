@@ -180,6 +180,27 @@ def test_multiply_adds_and_memory():
     assert f"{pick(table, 'weight_matrix_mb', n=2048):.1f}" == "33.6"  # §3.4
 
 
+def test_counted_multiply_adds_equal_the_closed_forms():
+    """FlopCounterMode's count of Q K^T and of n recurrent steps vs §3.4's n²d and nd²."""
+    settings, table = config()["01.5"]["settings"], run("01.5")
+    d = settings["d_model"]
+    for n in settings["n_values"]:
+        assert pick(table, "counted_multiply_adds", model="self_attention", n=n) == n * n * d
+        assert pick(table, "counted_multiply_adds", model="rnn", n=n) == n * d * d
+        assert pick(table, "counted_ratio", n=n) == n / d  # §3.4 "比值就是 n/d"
+    counted = {"counted_multiply_adds", "counted_ratio"}
+    last = table["quantity"].iloc[-3 * len(settings["n_values"]) :]
+    assert set(last) == counted  # the counted rows come after the others
+
+
+def test_counting_sees_the_shapes_it_is_given():
+    """Not the formula echoed: rectangular sizes, and a count that would miss a step."""
+    from lecture17.experiments.self_attention import _counted_multiply_adds
+
+    assert _counted_multiply_adds(3, 5) == {"self_attention": 3 * 3 * 5, "rnn": 3 * 5 * 5}
+    assert _counted_multiply_adds(1, 7) == {"self_attention": 7, "rnn": 49}
+
+
 def test_only_the_ms_quantities_change_between_runs():
     settings, table = config()["01.5"]["settings"], run("01.5")
     timed = table["quantity"].str.startswith("ms_")
@@ -224,6 +245,18 @@ def test_unscaled_softmax_saturates_as_d_k_grows():
     fractions = [pick(table, "fraction_saturated", d_k=d, scaled="unscaled") for d in d_ks]
     norms = [pick(table, "jacobian_norm", d_k=d, scaled="unscaled") for d in d_ks]
     assert fractions == sorted(fractions) and norms == sorted(norms, reverse=True)
+
+
+def test_measured_uniform_entropy_is_ln_n_keys():
+    """§4.3 "均匀分布的熵是 ln 16 = 2.77", from the code that measures the table's entropies."""
+    table = run("02.2")
+    n_keys = config()["02.2"]["settings"]["n_keys"]
+    measured = pick(table, "measured_uniform_entropy")
+    assert measured == pytest.approx(np.log(n_keys), abs=1e-12)
+    assert f"{measured:.2f}" == "2.77"
+    assert table["quantity"].iloc[-1] == "measured_uniform_entropy"
+    entropies = table.loc[table["quantity"] == "entropy", "value"]  # scaled and unscaled
+    assert (entropies < measured).all()  # no row of 16 random scores is more spread out
 
 
 def test_small_d_k_is_not_saturated_yet():
@@ -288,6 +321,31 @@ def test_three_heads_concatenate_to_twelve_dims():
     for head, dim in (("who", "person"), ("where", "place"), ("when", "time")):
         block = concat[concat["head"] == head].set_index("dim")["value"]
         assert block.idxmax() == dim
+
+
+def test_three_heads_do_not_interfere():
+    """§5.1 "互不干扰": each head alone = its slice of the heads computed together (§5.3);
+    noise on the other heads' W^Q, W^K, W^V leaves a slice exactly unchanged, its own moves it."""
+    table = run("02.5")
+    for head in ("who", "where", "when"):
+        assert pick(table, "head_alone_vs_slice", head=head) < PRECISION
+        assert pick(table, "cross_head_change", head=head) == 0.0
+        assert pick(table, "own_head_change", head=head) > 0.1  # the control
+    new = {"head_alone_vs_slice", "cross_head_change", "own_head_change"}
+    assert set(table["quantity"].iloc[-9:]) == new  # the new rows come last
+
+
+def test_head_interference_would_be_seen(monkeypatch):
+    """The measurement can fail: let W^O mix the heads before the slices are read."""
+    from lecture17.experiments import scaling_multihead as sm
+
+    unmixed = sm._heads_together
+    mixing = np.random.default_rng(0).standard_normal((12, 12))  # (12, 12), a dense W^O
+    monkeypatch.setattr(sm, "_heads_together", lambda *a: unmixed(*a) @ mixing)
+    table = sm.one_head_vs_three(strength=6, seed=0)
+    for head in ("who", "where", "when"):
+        assert pick(table, "head_alone_vs_slice", head=head) > 0.1
+        assert pick(table, "cross_head_change", head=head) > 0.1
 
 
 def test_f03_strength_4_gives_the_01_1_numbers_instead():

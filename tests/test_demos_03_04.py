@@ -258,6 +258,22 @@ def test_04_5_positions_computed_with_and_without_a_kv_cache():
     assert value(table, "positions_with_cache") == 8
 
 
+@pytest.mark.parametrize("tgt_len", [1, 5, 11])
+def test_04_5_counted_positions_follow_the_sum_over_prefixes(tgt_len):
+    """Counted by a hook on the decoder (06.2's count_positions), vs §8.4's Σ_t t and n."""
+    settings = CONFIG["04.5"]["settings"] | {"tgt_len": tgt_len}
+    table = load_demo("04.5")(**settings, seed=0)
+    assert value(table, "positions_without_cache") == tgt_len * (tgt_len + 1) // 2
+    assert value(table, "positions_with_cache") == tgt_len
+
+
+@pytest.mark.parametrize("seed", seeds("04.5"))
+def test_04_5_cached_decoding_gives_the_parallel_outputs(seed):
+    table = run("04.5", seed)
+    assert value(table, "parallel_vs_cached") < EQUIV
+    assert table["quantity"].iloc[-1] == "parallel_vs_cached"  # the new row comes last
+
+
 # -------------------------------------------------------------------------------------------
 # 04.6 padding mask (§8.3)
 

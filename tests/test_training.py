@@ -143,6 +143,55 @@ def test_guessing_gives_the_lectures_chance_level():
     assert scores["symbol_accuracy"] == pytest.approx(0.1, abs=0.005)
 
 
+# the simulated chance levels (ValueGuesser, SymbolGuesser, simulated_chance)
+
+# (task, guesser, metric, exact chance, share of the outputs that are random draws)
+CHANCE_CASES = {
+    "lookup": (tr.LookupTask(16, 8), tr.ValueGuesser, "accuracy", 1 / 16, 1),
+    "inplace": (tr.InplaceReversalTask(16), tr.SymbolGuesser, "accuracy", 0.1, 1),
+    # F01: 16 random symbols and an EOS that is always right
+    "reversal_token": (tr.ReversalTask(16), tr.SymbolGuesser, "token_accuracy", 2.6 / 17, 16 / 17),
+    "reversal_symbol": (tr.ReversalTask(16), tr.SymbolGuesser, "symbol_accuracy", 0.1, 1),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CHANCE_CASES))
+def test_simulated_chance_is_within_0_005_of_the_exact_level(case):
+    task, make_guesser, metric, exact, share = CHANCE_CASES[case]
+    guesser = make_guesser(generator(0))
+    chance = tr.simulated_chance(task, tr.evaluation_set(task, 0, 100), guesser)
+    assert guesser.draws >= tr.CHANCE_DRAWS
+    p = 1 / 16 if case == "lookup" else 0.1  # one draw's chance of being right
+    sigma = share * math.sqrt(p * (1 - p) / tr.CHANCE_DRAWS)  # the standard error
+    assert 5 * sigma < 0.005
+    assert chance[metric] == pytest.approx(exact, abs=5 * sigma)
+
+
+def test_simulated_chance_is_the_accuracy_of_its_guesses():
+    """Replay the guesser's draws from the same seed and score them by hand."""
+    task = tr.ReversalTask(5)
+    src, _, tgt_out = tr.evaluation_set(task, 0, 30)
+    chance = tr.simulated_chance(task, (src, None, tgt_out), tr.SymbolGuesser(generator(3)), 600)
+    replay, right, total = generator(3), 0, 0
+    for _ in range(4):  # 4 passes of 30 x 5 symbols: the first to reach 600 draws
+        guesses = tr.random_symbols(replay, 30, 5)  # the L symbols; the guesser adds EOS
+        right += (guesses == tgt_out[:, :-1]).sum().item() + 30
+        total += 30 * 6
+    assert chance["token_accuracy"] == pytest.approx(right / total, abs=1e-15)
+
+
+def test_symbol_guesser_ends_with_eos_and_guesses_only_symbols():
+    guesser = tr.SymbolGuesser(generator(0))
+    decoded = guesser.greedy_decode(torch.zeros(7, 4, dtype=torch.long), 5)
+    assert decoded.shape == (7, 5) and torch.all(decoded[:, -1] == tr.EOS)
+    assert decoded[:, :-1].min() >= tr.FIRST_SYMBOL and decoded[:, :-1].max() < tr.VOCAB_SIZE
+    logits = guesser(torch.zeros(7, 4, dtype=torch.long))  # the classifier interface (§7.5)
+    assert logits.shape == (7, 4, tr.VOCAB_SIZE)
+    assert guesser.draws == 7 * 4 + 7 * 4  # EOS is not a draw
+    guesses = tr.ValueGuesser(generator(0))(None, None, torch.zeros(9, 16, dtype=torch.long))
+    assert guesses.shape == (9, 16) and torch.all(guesses.sum(dim=1) == 1)
+
+
 # -----------------------------------------------------------------------------
 # training
 

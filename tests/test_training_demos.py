@@ -121,6 +121,15 @@ def test_lookup_chance_is_one_over_the_number_of_pairs():
     assert values(table("02.3"), "chance").tolist() == [1 / n_pairs]
 
 
+def test_lookup_simulated_chance_is_one_over_the_number_of_pairs():
+    """A random guesser scored by LookupTask.evaluate: 1/n_pairs within ~5 standard errors."""
+    p = 1 / spec("02.3")["settings"]["n_pairs"]
+    out = table("02.3")
+    assert out["quantity"].iloc[-1] == "simulated_chance"  # new rows go last
+    sigma = math.sqrt(p * (1 - p) / training.CHANCE_DRAWS)  # 0.00077 at 1/16
+    assert values(out, "simulated_chance")[0] == pytest.approx(p, abs=min(0.005, 5 * sigma))
+
+
 def test_lookup_fastest_lr_ties_and_none_reached():
     tie = {0.1: {"steps": 50, "final": 1.0}, 1: {"steps": 50, "final": 1.0}}
     assert scaling_multihead._fastest(tie) == 0.1  # the first swept lr of a tie
@@ -137,6 +146,18 @@ def test_pe_chance_counts_the_eos():
     L = spec("03.5")["settings"]["length"]
     assert values(table("03.5"), "chance")[0] == pytest.approx((L * 0.1 + 1) / (L + 1), abs=1e-15)
     assert (16 * 0.1 + 1) / 17 == pytest.approx(0.1529, abs=1e-4)  # the lecture's 0.153 at L=16
+
+
+def test_pe_simulated_chance_counts_the_eos():
+    """F01 measured: random symbols then EOS, scored by greedy_accuracy like the models."""
+    L = spec("03.5")["settings"]["length"]
+    out = table("03.5")
+    assert list(out["quantity"].iloc[-2:]) == ["simulated_chance", "simulated_symbol_chance"]
+    sigma = math.sqrt(0.1 * 0.9 / training.CHANCE_DRAWS)  # one random symbol: 0.00095
+    token = values(out, "simulated_chance")[0]
+    assert token == pytest.approx((L * 0.1 + 1) / (L + 1), abs=5 * sigma * L / (L + 1))
+    assert values(out, "simulated_symbol_chance")[0] == pytest.approx(0.1, abs=5 * sigma)
+    assert abs(token - values(out, "chance")[0]) < 0.005
 
 
 def test_pe_norms_at_initialisation():
@@ -204,6 +225,13 @@ def test_ln_curve_starts_at_initialisation_and_chance_is_one_in_ten():
     assert curve["step"].tolist() == list(range(0, settings["steps"] + 1, every))
     assert values(out, "chance").tolist() == [1 / training.N_SYMBOLS] == [0.1]
     assert len(values(out, "sequence_accuracy")) == 1
+
+
+def test_ln_simulated_chance_is_one_in_ten():
+    out = table("04.3")
+    assert out["quantity"].iloc[-1] == "simulated_chance"
+    sigma = math.sqrt(0.1 * 0.9 / training.CHANCE_DRAWS)
+    assert values(out, "simulated_chance")[0] == pytest.approx(0.1, abs=5 * sigma)
 
 
 def test_ln_setups_build_the_right_norm_placement(monkeypatch):

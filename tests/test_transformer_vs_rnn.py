@@ -219,6 +219,21 @@ def test_attention_statistics_have_one_value_per_head(model):
         assert (encoder.loc[encoder.quantity == "entropy", "value"] <= math.log(L) + 1e-6).all()
 
 
+def test_measured_uniform_entropy_is_ln_l_per_encoder_head():
+    """§9.4 "均匀分布是 2.77": attention_entropy on uniform rows, the entropies' own code."""
+    table = analysis("transformer")
+    n_heads = TINY_SIZES["transformer"]["n_heads"]
+    measured = table[table.quantity == "measured_uniform_entropy"]
+    assert list(measured["block"]) == ["encoder.0.self_attn"] * n_heads
+    assert list(measured["head"]) == list(range(1, n_heads + 1))
+    assert np.allclose(measured["value"], math.log(L), rtol=0, atol=1e-12)
+    assert list(table.index[-n_heads:]) == list(measured.index)  # the new rows come last
+    assert tr.attention_entropy(torch.full((1, 1, 1, 16), 1 / 16)).item() == pytest.approx(
+        2.77, abs=0.005
+    )  # ln 16 at §9.4's L = 16 (float32)
+    assert "measured_uniform_entropy" not in set(analysis("gru_attention")["quantity"])
+
+
 @pytest.mark.parametrize("model", ["transformer", "gru_attention"])
 def test_attention_maps_are_mean_weights_whose_rows_sum_to_one(model):
     maps = analysis(model)

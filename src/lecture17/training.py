@@ -16,6 +16,9 @@ L + 1 outputs per sequence: this is the only reading under which the lecture's c
 0.153 = (16 * 0.1 + 1) / 17 at L = 16 comes out (reading aid, flag F01). symbol_accuracy
 counts the L symbols only (chance 0.1); a sequence is right when all L + 1 outputs are.
 
+Chance levels are also measured: simulated_chance scores a random guesser (ValueGuesser,
+SymbolGuesser) with the task's own evaluate, the same metric as the models.
+
 Test sets: n_test new samples from a separate generator seeded with seed + 10_000, a stream
 apart from the training batches (generator seeded with seed) and fixed for every evaluation.
 
@@ -328,6 +331,72 @@ def train(
                 result.evaluations.append({"step": done, **task.evaluate(model, test)})
         result.ms_per_step = 1e3 * statistics.median(times)
     return result
+
+
+# -----------------------------------------------------------------------------
+# chance levels: a random guesser, scored by the same task.evaluate as the models
+
+# Random answers per simulated chance level. At p = 0.1 the standard error is
+# sqrt(0.1 * 0.9 / 100_000) = 0.00095 (1/16: 0.00077), so the simulation lands well within
+# 0.005 of the exact chance level.
+CHANCE_DRAWS = 100_000
+
+
+class ValueGuesser:
+    """§4.4's "瞎猜 1/16": answers the look-up with one of the n_pairs values, uniformly at
+    random, whatever the query and keys. Called like LookupAttention: logits (b, n_pairs)."""
+
+    def __init__(self, generator: torch.Generator):
+        self.generator, self.draws = generator, 0
+
+    def __call__(self, query, keys, values):
+        b, n_pairs = values.shape
+        guess = torch.randint(0, n_pairs, (b,), generator=self.generator)  # (b,)
+        self.draws += b
+        return F.one_hot(guess, n_pairs).double()  # (b, n_pairs): argmax = the guess
+
+
+class SymbolGuesser:
+    """The reversal tasks' "瞎猜": every output one of the N_SYMBOLS symbols, uniformly at
+    random, whatever the input (§7.5: chance 0.1).
+
+    As a classifier (§7.5) it is called like EncoderClassifier: logits (b, L, VOCAB_SIZE).
+    As a seq2seq model (§6.6, §9) greedy_decode gives L random symbols and then EOS: the
+    guesser knows the length, so the EOS position is always right. That is flag F01's
+    reading of the lecture's 0.153 = (16 * 0.1 + 1) / 17.
+    """
+
+    def __init__(self, generator: torch.Generator):
+        self.generator, self.draws = generator, 0
+
+    def __call__(self, tokens):
+        guess = random_symbols(self.generator, *tokens.shape)  # (b, L)
+        self.draws += guess.numel()
+        return F.one_hot(guess, VOCAB_SIZE).double()  # (b, L, vocab): argmax = the guess
+
+    def greedy_decode(self, src, max_len, bos_id=BOS):
+        b = src.shape[0]
+        guess = random_symbols(self.generator, b, max_len - 1)  # (b, L): the L symbols
+        self.draws += guess.numel()
+        return torch.cat([guess, torch.full((b, 1), EOS)], dim=1)  # (b, L+1): EOS last
+
+
+def simulated_chance(task, test, guesser, draws: int = CHANCE_DRAWS) -> dict:
+    """task.evaluate(guesser, test), the models' own metrics, averaged over passes of the
+    test set until the guesser has drawn at least `draws` random answers.
+
+    Every pass scores the same number of outputs, so the mean over passes is the accuracy
+    over all of them. Returns the scalar metrics (position_accuracy lists are left out).
+    """
+    runs = []
+    with single_thread():
+        while guesser.draws < draws or not runs:
+            runs.append(task.evaluate(guesser, test))
+    return {
+        name: statistics.fmean(run[name] for run in runs)
+        for name, value in runs[0].items()
+        if isinstance(value, float)
+    }
 
 
 # -----------------------------------------------------------------------------

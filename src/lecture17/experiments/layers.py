@@ -341,6 +341,45 @@ def _decoder_stack(y, memory, layers, n_heads):
     return y
 
 
+def _counted_decoding(torch, torch_layers, y, memory) -> tuple[dict, np.ndarray]:
+    """Step-by-step decoding of the prefixes of y through PyTorch copies of the stack, without
+    and with a KV cache (§8.4), and the positions each way computed, counted.
+
+    The layers are tiny_transformer.DecoderLayers loaded from `torch_layers` (Post-LN, the
+    parameters of the numpy stack). tiny_transformer.count_positions, the hook 06.2 counts
+    with, adds the rows of every output of the last layer's last LayerNorm: the positions
+    that came out of the decoder. Without a cache step t runs the prefix y[:, :t] (t rows);
+    with one, step t runs the newest row only, the earlier rows' K, V read from the cache.
+    Returns the two counts and the cached path's outputs, (b, n, d_model).
+    """
+    from lecture17.tiny_transformer import DecoderLayer, KVCache, count_positions
+
+    stack = []
+    for theirs in torch_layers:
+        d_model, n_heads = theirs.self_attn.embed_dim, theirs.self_attn.num_heads
+        layer = DecoderLayer(d_model, n_heads, theirs.linear1.out_features).double().eval()
+        layer.load_from_torch(theirs)
+        stack.append(layer)
+    y, memory = torch.from_numpy(y), torch.from_numpy(memory)
+    counts, cached = {}, []
+    with torch.no_grad():
+        with count_positions(stack[-1].norm3) as counted:
+            for t in range(1, y.shape[1] + 1):
+                x = y[:, :t]  # (b, t, d_model): the whole prefix again
+                for layer in stack:
+                    x = layer(x, memory)  # look-ahead mask on (is_causal)
+        counts["without_cache"] = counted["positions"]
+        caches = [KVCache(*layer.cross_attn.memory_keys_values(memory)) for layer in stack]
+        with count_positions(stack[-1].norm3) as counted:
+            for t in range(y.shape[1]):
+                x = y[:, t : t + 1]  # (b, 1, d_model): the newest position only
+                for layer, cache in zip(stack, caches, strict=True):
+                    x = layer.step(x, cache)
+                cached.append(x)
+        counts["with_cache"] = counted["positions"]
+    return counts, torch.cat(cached, dim=1).numpy()  # (b, n, d_model)
+
+
 def decoder_vs_torch(
     *,
     d_model: int,
@@ -358,8 +397,11 @@ def decoder_vs_torch(
     (same random parameters, float64, dropout 0, look-ahead mask, a random memory);
     no label → `parallel_vs_incremental`: an n_layers numpy decoder (Post-LN) run once on all
     tgt_len positions vs run on the prefixes 1..tgt_len keeping each prefix's last row;
-    `positions_without_cache` (Σ_t t rows computed step by step) and `positions_with_cache`
-    (one new row per step, as with a KV cache).
+    `positions_without_cache` and `positions_with_cache`: the positions the decoder computed
+    decoding step by step without and with a KV cache, counted by a hook on PyTorch copies of
+    the same stack (`_counted_decoding`; §8.4's Σ_t t = 36 and 8 at tgt_len 8);
+    `parallel_vs_cached`: max |numpy parallel − the cached step-by-step outputs|, so the
+    8 counted positions are a decoding that gives the same outputs.
     """
     torch, gen = _torch(seed)
 
@@ -383,19 +425,20 @@ def decoder_vs_torch(
         records.append({"placement": placement, "quantity": "max_abs_diff", "value": diff})
 
     # §8.4: with the look-ahead mask, position t depends on the first t + 1 inputs only
-    layers = [decoder_layer_params_from_torch(random_layer(False)) for _ in range(n_layers)]
+    torch_layers = [random_layer(False) for _ in range(n_layers)]
+    layers = [decoder_layer_params_from_torch(layer) for layer in torch_layers]
     y, memory = y.numpy(), memory.numpy()
     parallel = _decoder_stack(y, memory, layers, n_heads)  # (b, n, d_model), teacher forcing
-    worst, without_cache, with_cache = 0.0, 0, 0
+    worst = 0.0
     for t in range(1, tgt_len + 1):
         step = _decoder_stack(y[:, :t], memory, layers, n_heads)[:, -1]  # (b, d_model)
         worst = max(worst, np.abs(step - parallel[:, t - 1]).max())
-        without_cache += t  # every step recomputes the whole prefix
-        with_cache += 1  # a KV cache keeps the prefix's K, V: only the new row is computed
+    counts, cached = _counted_decoding(torch, torch_layers, y, memory)
     records += [
         {"quantity": "parallel_vs_incremental", "value": worst},
-        {"quantity": "positions_without_cache", "value": without_cache},
-        {"quantity": "positions_with_cache", "value": with_cache},
+        {"quantity": "positions_without_cache", "value": counts["without_cache"]},
+        {"quantity": "positions_with_cache", "value": counts["with_cache"]},
+        {"quantity": "parallel_vs_cached", "value": np.abs(cached - parallel).max()},
     ]
     return tidy(records, ["placement"])
 
@@ -482,7 +525,13 @@ def post_vs_pre_ln(
     setup: post_ln or pre_ln without warmup, or post_ln_warmup (Post-LN, linear warmup over
     `warmup` steps). Rows: `accuracy` (per position, all positions of the n_test-sample test
     set) at every `step` 0, eval_every, 2 eval_every, …, steps (step 0 = the initialisation);
-    `sequence_accuracy` after `steps`; `chance` (1 / number of symbols).
+    `sequence_accuracy` after `steps`; `chance` (1 / number of symbols); `simulated_chance`:
+    the accuracy that InplaceReversalTask.evaluate, the models' own metric, gives a guesser
+    answering every position with one of the 10 symbols uniformly at random
+    (training.SymbolGuesser, generator seeded with `seed`), over passes of the test set until
+    it has made at least training.CHANCE_DRAWS = 100,000 guesses (standard error
+    sqrt(0.1 · 0.9 / 100,000) = 0.00095). It guesses among the symbols a target can be; a
+    guesser over all 13 output classes (PAD, BOS, EOS too) would score 1/13 = 0.077.
     """
     import torch
 
@@ -528,5 +577,8 @@ def post_vs_pre_ln(
         {"quantity": "sequence_accuracy", "value": run.final["sequence_accuracy"]},
         {"quantity": "chance", "value": 1 / training.N_SYMBOLS},
     ]
+    guesser = training.SymbolGuesser(torch.Generator().manual_seed(seed))
+    guessed = training.simulated_chance(task, training.evaluation_set(task, seed, n_test), guesser)
+    records.append({"quantity": "simulated_chance", "value": guessed["accuracy"]})
     table = pd.DataFrame.from_records(records, columns=["step", "quantity", "value"])
     return table.astype({"step": "Int64", "value": np.float64})

@@ -21,12 +21,14 @@ import numpy as np
 import pandas as pd
 
 from lecture17.attention_numpy import (
+    combine_heads,
     count_mha_params,
     create_padding_mask,
     mha_params_from_torch,
     multi_head_attention,
     scaled_dot_product_attention,
     softmax,
+    split_heads,
 )
 
 # 02.5 reuses the sentence of 01.1 (§5.1 "回到 Jane 的句子"); that module is numpy-only too.
@@ -114,7 +116,9 @@ def softmax_saturation(
     The same random scores are used both ways (a paired comparison).
     Rows: (`d_k`, `scaled` = "scaled" | "unscaled") → `max_weight`, `entropy`,
     `jacobian_norm` (mean ‖diag(p) − p pᵀ‖_F), `fraction_saturated` (share of queries whose
-    largest weight exceeds `saturation_threshold`).
+    largest weight exceeds `saturation_threshold`); no label → `measured_uniform_entropy`,
+    the same entropy code on `n_keys` equal scores (a uniform row): §4.3's ln 16 = 2.77,
+    measured by the function that measures the table's entropies.
     """
     rng = np.random.default_rng(seed)
     records = []
@@ -125,6 +129,8 @@ def softmax_saturation(
             records += [
                 {"d_k": d_k, "scaled": scaled, "quantity": q, "value": v} for q, v in stats.items()
             ]
+    uniform = _softmax_statistics(np.zeros((1, n_keys)), saturation_threshold)["entropy"]
+    records.append({"quantity": "measured_uniform_entropy", "value": uniform})
     return tidy(records, ["d_k", "scaled"])
 
 
@@ -257,6 +263,52 @@ def multihead_vs_torch(
 HEAD_QUESTIONS = {"who": "person", "where": "place", "when": "time"}
 
 
+def _heads_together(X, W_q, W_k, W_v, n_heads: int) -> np.ndarray:
+    """The heads computed together, as §5.3 implements them: one projection per Q, K, V for
+    all heads, split into heads, attention for all heads at once, concatenated.
+
+    X : ndarray, shape (n, d_in); W_q, W_k, W_v : ndarray, shape (d_in, h * d_k), head i in
+    columns i d_k … (i + 1) d_k − 1. Returns the concatenation, shape (n, h * d_k) (no W^O:
+    §5.1's 12 numbers are the heads' answers side by side).
+    """
+    Q, K, V = (split_heads((X @ W)[np.newaxis], n_heads) for W in (W_q, W_k, W_v))  # (1,h,n,d_k)
+    context, _ = scaled_dot_product_attention(Q, K, V)  # (1, h, n, d_k)
+    return combine_heads(context)[0]  # (n, h * d_k)
+
+
+def _head_independence(X: np.ndarray, W_qs: list[np.ndarray], rng) -> list[dict]:
+    """§5.1 "互不干扰": each head's slice of the three-head output, measured three ways.
+
+    `head_alone_vs_slice`: max |head i computed alone (single-head attention with only its
+    W^Q_i, W^K_i = W^V_i = I) − its slice of the three-head output|, over all 5 words;
+    `cross_head_change`: max change of head i's slice when the other heads' W^Q, W^K, W^V
+    (their columns of the stacked matrices) get N(0, 1) noise: 0 if the heads do not interfere;
+    `own_head_change`: the same noise on head i's own columns, the control that must move it.
+    """
+    n_heads, d_k = len(W_qs), X.shape[1]
+    W_q = np.concatenate(W_qs, axis=1)  # (4, 12) = [W^Q_who | W^Q_where | W^Q_when]
+    W_k = W_v = np.tile(np.eye(d_k), n_heads)  # (4, 12): W^K_i = W^V_i = I in every head
+    together = _heads_together(X, W_q, W_k, W_v, n_heads)  # (5, 12)
+    records = []
+    for i, (head, W_qi) in enumerate(zip(HEAD_QUESTIONS, W_qs, strict=True)):
+        own = np.arange(n_heads * d_k) // d_k == i  # (12,): head i's columns
+        alone, _ = scaled_dot_product_attention(X @ W_qi, X, X)  # (5, 4)
+        changes = {}
+        for name, columns in (("cross_head_change", ~own), ("own_head_change", own)):
+            noisy = [W + rng.standard_normal(W.shape) * columns for W in (W_q, W_k, W_v)]
+            moved = _heads_together(X, *noisy, n_heads)[:, own] - together[:, own]  # (5, 4)
+            changes[name] = np.abs(moved).max()
+        records += [
+            {
+                "head": head,
+                "quantity": "head_alone_vs_slice",
+                "value": np.abs(alone - together[:, own]).max(),
+            },
+            *({"head": head, "quantity": q, "value": v} for q, v in changes.items()),
+        ]
+    return records
+
+
 def one_head_vs_three(*, strength: float, seed: int) -> pd.DataFrame:
     """visite asks who / where / when: with one query (one head) or one query per head.
 
@@ -265,16 +317,20 @@ def one_head_vs_three(*, strength: float, seed: int) -> pd.DataFrame:
     lecture's digits need strength 6 here, see config/config.yaml).
     Rows: (`head`, `key`) → `weight`, visite's weights (head "single" or who / where / when);
     (head single, `dim`) → `output`, visite's output in the single head; (`head`, `dim`) →
-    `concat_output`, the 12 numbers of [who | where | when], each head's 4 dims in turn.
+    `concat_output`, the 12 numbers of [who | where | when], each head's 4 dims in turn;
+    then (`head` who / where / when) → `head_alone_vs_slice`, `cross_head_change`,
+    `own_head_change` (`_head_independence`: the three heads computed together, §5.3, and
+    perturbed with N(0, 1) noise from np.random.default_rng(seed)).
     """
-    del seed  # deterministic
+    rng = np.random.default_rng(seed)  # only the perturbations of _head_independence
     X = jane_embeddings()  # (5, 4)
     dims, visite = list(JANE_DIMS), JANE_WORDS.index("visite")
     asks = {"single": list(HEAD_QUESTIONS.values())} | {h: [d] for h, d in HEAD_QUESTIONS.items()}
-    records, outputs = [], {}
+    records, outputs, queries = [], {}, {}
     for head, asked in asks.items():
         W_q = np.zeros((4, 4))
         W_q[dims.index("action"), [dims.index(d) for d in asked]] = strength
+        queries[head] = W_q
         output, weights = scaled_dot_product_attention(X @ W_q, X, X)  # (5, 4), (5, 5)
         outputs[head] = output[visite]  # (4,)
         records += [
@@ -292,6 +348,7 @@ def one_head_vs_three(*, strength: float, seed: int) -> pd.DataFrame:
         {"head": h, "dim": d, "quantity": "concat_output", "value": v}
         for (h, d), v in zip(slices, concat, strict=True)
     ]
+    records += _head_independence(X, [queries[h] for h in HEAD_QUESTIONS], rng)
     return tidy(records, ["head", "key", "dim"])
 
 
@@ -338,8 +395,15 @@ def lookup_task(
     ≥ threshold, only where there is one: never NaN); `reached` (1 or 0); `final_accuracy`.
     Per job (no lr): `best_steps_to_90` (the fastest lr's, only if one reached),
     `n_lrs_reached`, `n_lrs`, `best_lr` (the fastest lr, or the best final accuracy if none
-    reached), `chance` (1 / n_pairs).
+    reached), `chance` (1 / n_pairs), and `simulated_chance`: the accuracy that
+    LookupTask.evaluate, the models' own metric, gives a guesser answering each test sample
+    with one of the n_pairs values uniformly at random (training.ValueGuesser, generator
+    seeded with `seed`), over passes of the test set until it has made at least
+    training.CHANCE_DRAWS = 100,000 guesses (standard error sqrt(p(1 − p)/100,000) = 0.00077
+    at p = 1/16).
     """
+    import torch
+
     from lecture17 import training
 
     training.check_device(device)
@@ -387,5 +451,8 @@ def lookup_task(
         {"quantity": "best_lr", "value": _fastest(per_lr)},
         {"quantity": "chance", "value": 1 / n_pairs},
     ]
+    guesser = training.ValueGuesser(torch.Generator().manual_seed(seed))
+    guessed = training.simulated_chance(task, training.evaluation_set(task, seed, n_test), guesser)
+    records.append({"quantity": "simulated_chance", "value": guessed["accuracy"]})
     table = pd.DataFrame.from_records(records, columns=["lr", "step", "quantity", "value"])
     return table.astype({"step": "Int64", "value": np.float64})

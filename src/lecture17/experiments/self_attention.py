@@ -7,7 +7,8 @@ The five demos of the lecture's script 01:
     01.3  permutation_equivariance  §3.2  "Jane visite Marie" vs "Marie visite Jane";
                                           Attn(PX) = P Attn(X)
     01.4  path_length               §1.2  how much the last output feels input j: RNN vs attention
-    01.5  complexity                §3.3–§3.4  multiply-adds n²d vs nd², the (n, n) matrix, timing
+    01.5  complexity                §3.3–§3.4  multiply-adds n²d vs nd² (formula and counted),
+                                               the (n, n) matrix, timing
 
 References: Vaswani et al. (2017), "Attention is all you need", §3.2.1 (scaled dot-product
 attention) and Table 1 (complexity, sequential operations, path length).
@@ -300,6 +301,40 @@ def _rnn_loop(X: np.ndarray, W_xh: np.ndarray, W_hh: np.ndarray) -> np.ndarray:
     return h
 
 
+def _counted_multiply_adds(n: int, d: int) -> dict[str, int]:
+    """Multiply-adds of the products §3.4 counts, counted by torch on meta tensors.
+
+    torch.utils.flop_counter.FlopCounterMode counts each matmul as 2 FLOPs per multiply-add,
+    so multiply-adds = FLOPs / 2. Meta tensors have shapes and no data: nothing is computed,
+    which keeps n = 4096 free. Counted:
+      - self_attention: Q K^T of an (n, d) Q and K, the product §3.4 calls "约 n²d_k 次乘加"
+        (d_k = d). §3.4's table counts this product alone (its ratio is n/d); weights·V would
+        add another n²d_v, which the table leaves out.
+      - rnn: n steps, one after another, h ← tanh(h W_hh^T) with an nn.RNNCell's recurrent
+        weight (a (1, d) state: one d×d matrix times a vector per step, as §3.4 counts). The
+        cell's input product x W_ih^T, another d×d per step for a d-wide input, is left out,
+        as §3.4 leaves it out; so are the biases (adds, not multiply-adds, and each op costs
+        the counter time). A 1-D state would go through aten.mv, which FlopCounterMode does
+        not count: hence (1, d).
+    """
+    import torch
+    from torch.utils.flop_counter import FlopCounterMode
+
+    Q = torch.empty(n, d, device="meta")  # (n, d)
+    K = torch.empty(n, d, device="meta")  # (n, d)
+    W_hh = torch.nn.RNNCell(d, d, device="meta").weight_hh.detach().T  # (d, d), rows = tokens
+    h = torch.zeros(1, d, device="meta")  # (1, d)
+    counted = {}
+    with FlopCounterMode(display=False) as counter:
+        _scores = Q @ K.T  # (n, n)
+    counted["self_attention"] = counter.get_total_flops() // 2
+    with FlopCounterMode(display=False) as counter:
+        for _ in range(n):  # step t waits for step t - 1 (§3.3)
+            h = torch.tanh(h @ W_hh)  # (1, d)
+    counted["rnn"] = counter.get_total_flops() // 2
+    return counted
+
+
 def complexity(
     *,
     d_model: int,
@@ -317,7 +352,10 @@ def complexity(
     `weight_matrix_mb`, the bytes of one (n, n) float64 matrix in decimal MB; timings, which
     differ on every run: (`model`, `n`) → `ms_per_layer` (self_attention: numpy attention on
     (n, timing_d) inputs; rnn_loop: a Python loop of n tanh steps) and (self_attention, `n`) →
-    `ms_growth_per_doubling` (time at n / time at n/2).
+    `ms_growth_per_doubling` (time at n / time at n/2). Then, counted rather than computed
+    from the formula (`_counted_multiply_adds`: torch's FlopCounterMode on the products
+    themselves): (`model`, `n`) → `counted_multiply_adds` (self_attention: Q K^T; rnn: n steps
+    of the d×d recurrent product), and (`n`) → `counted_ratio` (self_attention / rnn).
     """
     records = []
     for n in n_values:
@@ -351,4 +389,12 @@ def complexity(
                     "value": ms[n] / ms[n // 2],
                 }
             )
+    for n in n_values:
+        counted = _counted_multiply_adds(n, d_model)
+        records += [
+            {"model": m, "n": n, "quantity": "counted_multiply_adds", "value": c}
+            for m, c in counted.items()
+        ]
+        ratio = counted["self_attention"] / counted["rnn"]
+        records.append({"n": n, "quantity": "counted_ratio", "value": ratio})
     return tidy(records, ["model", "n"])

@@ -235,9 +235,29 @@ def map_records(weights: dict) -> list[dict]:
     return records
 
 
+def measured_uniform_entropy(weights: dict) -> list[dict]:
+    """§9.4 "均匀分布是 2.77", measured: training.attention_entropy, the function that gives
+    the encoder's entropies, on uniform rows of the encoder's own shape (b, h, L, L), every
+    weight 1/L: per head ln L (ln 16 = 2.77 at L = 16) from the same code path."""
+    import torch
+
+    from lecture17.training import attention_entropy
+
+    records = []
+    for block, w in weights.items():
+        if block.startswith("encoder"):
+            uniform = torch.full_like(w, 1 / w.shape[-1], dtype=torch.float64)  # (b, h, L, L)
+            records += [
+                {"block": block, "head": h, "quantity": "measured_uniform_entropy", "value": v}
+                for h, v in enumerate(attention_entropy(uniform).tolist(), start=1)
+            ]
+    return records
+
+
 def attention_records(net, src) -> list[dict]:
     """§9.4's statistics per block and head (training.attention_statistics), the neighbours'
-    share of the cross-attention, the uniform entropy ln L beside the encoder's, and the maps."""
+    share of the cross-attention, the uniform entropy ln L beside the encoder's, and the maps;
+    last, the uniform entropy measured (measured_uniform_entropy)."""
     from lecture17.training import attention_statistics
 
     L = src.shape[1]
@@ -257,7 +277,7 @@ def attention_records(net, src) -> list[dict]:
             ]
     blocks = list(weights)  # block by block, each quantity's heads together, in STATISTICS order
     records.sort(key=lambda r: (blocks.index(r["block"]), STATISTICS.index(r["quantity"])))
-    return records + map_records(weights)
+    return records + map_records(weights) + measured_uniform_entropy(weights)
 
 
 def attention_analysis(
@@ -280,8 +300,9 @@ def attention_analysis(
     Labels: block ("encoder.0.self_attn", "decoder.0.self_attn", "decoder.0.cross_attn"; the
     GRU's "cross_attn"), head (1-based), query and key (maps only). Quantities per head:
     mirror_weight, neighbour_weight, entropy, argmax_at_mirror{-1,+0,+1} (cross-attention);
-    bos_weight, entropy (decoder self-attention); entropy, uniform_entropy (encoder); `map`,
-    the mean weight of each (query, key); and the model's token and sequence accuracy.
+    bos_weight, entropy (decoder self-attention); entropy, uniform_entropy (encoder, ln L);
+    `map`, the mean weight of each (query, key); the model's token and sequence accuracy; and
+    last, measured_uniform_entropy (encoder: the entropy code on uniform rows, ln L measured).
     """
     _check(model=model, seq_len=seq_len, sizes=sizes, device=device)
     if not 0 < n_samples <= n_test:
