@@ -9,6 +9,10 @@ The CSV is written to a temporary file and renamed at the end, so a failed job l
 half-written behind (Snakemake also deletes the outputs of failed jobs). Timings (`ms…`
 quantities) go to `<out stem>.timing.csv` beside it, so the CSV itself is reproducible.
 
+`check_demo(demo, spec, device)` checks a demo's block of the config against its function (names
+and types of its settings and grid), so a bad config fails when the workflow is parsed, before
+any job, saying which key and what was expected (the schema, workflow/schemas/, checks the rest).
+
 `runs(demo, spec)` lists a demo's jobs as the workflow names them (one per grid point and
 seed, `results/<demo>/<k=v/…>/seed<s>.csv`); the Snakefile and `python -m lecture17 run` both
 use it.
@@ -20,12 +24,13 @@ import inspect
 import itertools
 import json
 import sys
+import typing
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from lecture17.csvio import write_with_timing
+from lecture17.csvio import exit_on_sigterm, write_with_timing
 from lecture17.experiments import DEMOS
 
 
@@ -38,15 +43,64 @@ def load_demo(demo: str):
 
 def check_settings(fn, settings: dict) -> None:
     """Unknown or missing settings are a config error: say which, before any work is done."""
-    params = inspect.signature(fn).parameters
-    expected = {name for name in params if name != "seed"}
-    unknown, missing = set(settings) - expected, expected - set(settings)
-    if unknown or missing:
-        raise ValueError(
-            f"{fn.__name__}: unknown settings {sorted(unknown)}, "
-            f"missing settings {sorted(missing)}; "
-            f"expected exactly {sorted(expected)}"
-        )
+    expected = sorted(name for name in inspect.signature(fn).parameters if name != "seed")
+    found = {
+        "unknown settings": sorted(set(settings) - set(expected)),
+        "missing settings": sorted(set(expected) - set(settings)),
+    }
+    if any(found.values()):
+        said = "; ".join(f"{what} {names}" for what, names in found.items() if names)
+        raise ValueError(f"{fn.__name__}: {said}; expected exactly {expected}")
+
+
+def fits(value, annotation) -> bool:
+    """Whether a config value fits a demo argument's annotation (int, float, str, bool, dict,
+    list[...]). YAML's `4` fits float; `true` is no number, and `1e-3` (no dot) is a string."""
+    if typing.get_origin(annotation) is list:
+        (item,) = typing.get_args(annotation)
+        return isinstance(value, list) and all(fits(v, item) for v in value)
+    if isinstance(value, bool) and annotation is not bool:
+        return False
+    if annotation is float:
+        return isinstance(value, int | float)
+    return not isinstance(annotation, type) or isinstance(value, annotation)
+
+
+def type_name(annotation) -> str:
+    return annotation.__name__ if isinstance(annotation, type) else str(annotation)
+
+
+def check_types(fn, values) -> None:
+    """(what, argument, value) triples against fn's annotations (unannotated ones pass)."""
+    hints = typing.get_type_hints(fn)
+    for what, name, value in values:
+        if name in hints and not fits(value, hints[name]):
+            raise ValueError(
+                f"{what} is {value!r} ({type(value).__name__}), expected {type_name(hints[name])}"
+            )
+
+
+def check_demo(demo: str, spec: dict, device: str) -> None:
+    """One demo's block of the config (`seeds`, `settings`, `grid`) against its function: every
+    argument given once, in `settings` or as a grid key, and every value of its annotated type.
+    A training demo (one that takes `device`) has a grid; an analytic one has none."""
+    where = f"config demos[{demo!r}]"
+    fn = load_demo(demo)
+    settings, grid = spec["settings"], spec.get("grid", {})
+    training = "device" in inspect.signature(fn).parameters
+    if bool(grid) != training:
+        expected = "a `grid` (a training demo)" if training else "no `grid` (not a training demo)"
+        raise ValueError(f"{where}: expected {expected} for {fn.__name__}")
+    if both := sorted(set(settings) & set(grid)):
+        raise ValueError(f"{where}: {both} in both `settings` and `grid`; expected one of the two")
+    given = {**settings, **dict.fromkeys(grid), **({"device": device} if training else {})}
+    values = [(f"setting {k!r}", k, v) for k, v in settings.items()]
+    values += [(f"grid value of {k!r}", k, v) for k, vs in grid.items() for v in vs]
+    try:
+        check_settings(fn, given)
+        check_types(fn, values)
+    except ValueError as error:
+        raise ValueError(f"{where}: {error}") from None
 
 
 def grid_points(spec: dict) -> list[dict]:
@@ -101,6 +155,7 @@ def main(argv=None) -> int:
     parser.add_argument("--grid", default="{}", help="JSON object: this job's point of the grid")
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args(argv)
+    exit_on_sigterm()  # a stopped build: remove the temporary CSVs on the way out (csvio)
     table = run_demo(args.demo, json.loads(args.settings), args.seed, json.loads(args.grid))
     write_with_timing(table, args.out)  # timings to <out>.timing.csv
     print(

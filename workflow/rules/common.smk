@@ -11,13 +11,7 @@ from snakemake.utils import validate
 from lecture17.csvio import timing_path
 from lecture17.deps import code_inputs
 from lecture17.experiments import DEMOS
-from lecture17.run import (
-    check_settings,
-    grid_folder,
-    grid_points as points_of,
-    load_demo,
-    runs,
-)
+from lecture17.run import check_demo, grid_folder, grid_points as points_of, runs
 
 validate(config, schema="../schemas/config.schema.yaml")
 
@@ -41,11 +35,10 @@ wildcard_constraints:
     setting=r"[^/=]+=[^/]+(/[^/=]+=[^/]+)*",
 
 
-# Every demo's settings must match its function's arguments: a typo fails here, before any job.
+# Every demo's settings and grid must match its function's arguments, names and types: a typo
+# fails here, before any job (run.check_demo).
 for _demo, _spec in config["demos"].items():
-    _first_point = {key: values[0] for key, values in _spec.get("grid", {}).items()}
-    _device = {"device": config["device"]} if _first_point else {}
-    check_settings(load_demo(_demo), {**_spec["settings"], **_first_point, **_device})
+    check_demo(_demo, _spec, config["device"])
 
 
 def demos_of(script):
