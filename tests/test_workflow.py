@@ -24,11 +24,12 @@ TEST_CONFIG = ".test/config/config.yaml"
 pytestmark = pytest.mark.slow
 
 
-def snakemake(workdir: Path, *args: str) -> str:
+def snakemake(workdir: Path, *args: str, env: dict | None = None) -> str:
     env = dict(
         os.environ,
         PYTHONPATH=str(workdir / "src"),
         PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+        **(env or {}),
     )
     cmd = [
         sys.executable,
@@ -214,3 +215,47 @@ def test_show_prints_a_demos_tables_in_the_terminal(workdir):
         text=True,
     )
     assert unknown.returncode != 0 and "03.3" in unknown.stderr
+
+
+# -----------------------------------------------------------------------------
+# another machine, simulated: other kernels and rounding, the same distribution
+
+OTHER_CPU = {"ATEN_CPU_CAPABILITY": "avx2", "MKL_CBWR": "COMPATIBLE"}
+
+
+def lecture17_diff(a: Path, b: Path) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
+    return subprocess.run(
+        [sys.executable, "-m", "lecture17", "diff", str(a), str(b)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+
+
+def deterministic_tables(workdir: Path) -> dict:
+    config = yaml.safe_load((workdir / TEST_CONFIG).read_text())["demos"]
+    return {
+        p.name: p.read_bytes()
+        for p in sorted((workdir / "results" / "tables").glob("*.csv"))
+        if not p.name.endswith(".timing.csv") and not config[p.stem].get("grid")
+    }
+
+
+def test_another_cpu_changes_no_deterministic_number_and_diff_sees_no_difference(workdir, tmp_path):
+    other = copy_repository(tmp_path / "other")
+    snakemake(other, "--cores", "2", env=OTHER_CPU)
+    assert deterministic_tables(other) == deterministic_tables(workdir)
+    done = lecture17_diff(workdir, other)
+    assert done.returncode == 0, done.stdout + done.stderr
+    # a real change (another learning rate for 05.1) is flagged beyond seed variation
+    changed = copy_repository(tmp_path / "changed")
+    config = yaml.safe_load((changed / TEST_CONFIG).read_text())
+    config["demos"]["05.1"]["settings"]["lr"] *= 30
+    (changed / TEST_CONFIG).write_text(yaml.safe_dump(config, sort_keys=False))
+    shutil.copytree(workdir / "results", changed / "results")  # only 05.1 reruns
+    snakemake(changed, "--cores", "2", "results/tables/05.1.csv")
+    done = lecture17_diff(workdir, changed)
+    assert done.returncode == 1, done.stdout
+    assert "05.1" in done.stdout and "p =" in done.stdout

@@ -58,10 +58,17 @@ class Context:
         if ref == "lecture" or ref.startswith("lecture."):
             return np.atleast_1d(np.asarray(self.lecture[ref.partition(".")[2]], dtype=float))
         if ref.startswith("settings."):
-            if self.settings is None:
-                raise CheckError(f"{ref} needs the build's config; none was given")
-            return np.atleast_1d(np.asarray(self.settings[ref.partition(".")[2]], dtype=float))
+            return np.atleast_1d(np.asarray(self.setting(ref.partition(".")[2]), dtype=float))
         raise CheckError(f"unknown reference {ref!r}")
+
+    def setting(self, path: str):
+        """A setting of the demo by its dotted path: "steps", "sizes.gru.hidden"."""
+        if self.settings is None:
+            raise CheckError(f"settings.{path} needs the build's config; none was given")
+        value = self.settings
+        for key in path.split("."):
+            value = value[key]
+        return value
 
     def show(self, ref) -> str:
         """A reference and its value, as the sentence prints it: "rnn_1 = 2.31"."""

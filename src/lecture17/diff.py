@@ -3,8 +3,9 @@
     python -m lecture17 diff A B          # A, B: build folders (a checkout, or report/reference)
     python -m lecture17 diff A lecture    # A against the values the lecture prints (the ledger)
 
-A build folder holds `results/tables/*.csv` and `config/config.yaml` (a checkout after
-`snakemake`) or `tables/*.csv` and `config.yaml` (a reference build).
+A build folder holds `results/tables/*.csv` and `results/config.yaml` (a checkout after
+`snakemake`: the config it ran with; `config/config.yaml` if the report was not built) or
+`tables/*.csv` and `config.yaml` (a reference build).
 
 Two builds, every cell of every table (timings apart), by what the cell is:
 - deterministic (a demo without training): the same digits at the precision the report prints
@@ -68,7 +69,13 @@ def load_tables(build: Path) -> dict:
 
 def load_build(path: Path) -> Build:
     path = Path(path)
-    for config in (path / "config" / "config.yaml", path / "config.yaml"):
+    # the config the build ran with (its report copies it), a reference build's, a checkout's
+    candidates = (
+        path / "results" / "config.yaml",
+        path / "config.yaml",
+        path / "config" / "config.yaml",
+    )
+    for config in candidates:
         if config.is_file():
             with open(config, encoding="utf-8") as f:
                 demos = yaml.safe_load(f)["demos"]
@@ -127,7 +134,7 @@ def print_formats(views: dict) -> dict:
 
 def keyed(table: pd.DataFrame) -> pd.DataFrame:
     """The table indexed by its label columns (quantity included), timings left out."""
-    labels = [c for c in table.columns if c not in (*STATS, "std", "n_seeds")]
+    labels = [c for c in table.columns if c not in ("demo", *STATS, "std", "n_seeds")]
     if "std" not in table.columns:  # a table from before the std column: no variation known
         table = table.assign(std=np.nan)
     return table.set_index(labels)
@@ -232,7 +239,10 @@ def compare_claim(a, b, cells: CellReport, trained: set) -> tuple[str, str]:
     if keys & cells.bad:
         return "differs", f"{a.ours} vs {b.ours}：种子间的波动解释不了 beyond seed variation"
     if keys & {k for k, _ in cells.one_seed}:
-        return "one_seed", f"{a.ours} vs {b.ours}：只有一个种子，无法判断 one seed: not judged"
+        return "one_seed", (
+            f"{a.ours} vs {b.ours}：只有一个种子（或表里没有种子间的标准差），无法判断 "
+            "one seed (or no seed spread in the table): not judged"
+        )
     if a.status != b.status:
         return "flips", (
             f"结论翻转 verdict flips: {ledger_mod.STATUS[a.status]} → "

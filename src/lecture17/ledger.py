@@ -91,6 +91,7 @@ ENTRY_KEYS = {
     "needs",
 }
 SELECTOR_KEYS = {"demo", "quantity", "where", "stat", "reduce"}
+STAT_KEYS = ("mean", "min", "max", "std", "n_seeds")  # over seeds, per row
 NEEDS = ("cuda",)
 REDUCE = {"min": np.min, "max": np.max, "sum": np.sum}
 
@@ -111,7 +112,11 @@ class Outcome:
     @property
     def reason(self) -> str:
         """The steps that failed or could not be decided, as sentences ("" when all hold)."""
-        return "；".join(f.text for f in self.findings if f.ok is not True)
+        return "；".join(
+            ("不成立 not: " if f.ok is False else "") + f.text
+            for f in self.findings
+            if f.ok is not True
+        )
 
 
 # -----------------------------------------------------------------------------
@@ -143,10 +148,25 @@ def load_ledger(path) -> list[dict]:
     return entries
 
 
+MODULES: dict = {}  # predicate files loaded so far, by path (each is run once per process)
+
+
 def _load_predicates(module: Path) -> None:
+    key = module.resolve()
+    if key in MODULES:
+        return
     spec = importlib.util.spec_from_file_location(f"ledger_checks_{module.stem}", module)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
+    MODULES[key] = mod
+
+
+def examples() -> dict:
+    """The EXAMPLES of every predicate file loaded: {claim id: {"holds": …, "fails": …}}."""
+    found = {}
+    for mod in MODULES.values():
+        found.update(getattr(mod, "EXAMPLES", {}))
+    return found
 
 
 def _validate(entry: dict) -> None:
@@ -169,8 +189,8 @@ def _validate(entry: dict) -> None:
         bad = set(selector) - SELECTOR_KEYS
         if bad or "quantity" not in selector:
             raise ValueError(f"selector {name!r}: unknown keys {sorted(bad)} or no quantity")
-        if selector.get("stat", "mean") not in ("mean", "min", "max"):
-            raise ValueError(f"selector {name!r}: stat must be mean, min or max")
+        if selector.get("stat", "mean") not in STAT_KEYS:
+            raise ValueError(f"selector {name!r}: stat must be one of {STAT_KEYS}")
         if selector.get("reduce", "min") not in REDUCE:
             raise ValueError(f"selector {name!r}: reduce must be one of {sorted(REDUCE)}")
         if "demo" not in selector and "demo" not in entry:
@@ -313,7 +333,7 @@ def evaluate(entry: dict, tables: dict, settings: dict | None = None) -> Outcome
 
 def _row_keys(rows: pd.DataFrame) -> list[tuple]:
     """Each row's labels (quantity included): the same key in any build of the table."""
-    labels = [c for c in rows.columns if c not in ("mean", "min", "max", "std", "n_seeds")]
+    labels = [c for c in rows.columns if c not in ("demo", "mean", "min", "max", "std", "n_seeds")]
     return [tuple(r) for r in rows[labels].itertuples(index=False)]
 
 
@@ -325,10 +345,16 @@ def _reduce(selector: dict, rows: pd.DataFrame) -> np.ndarray:
 
 
 def _settings(settings: dict | None, entry: dict) -> dict | None:
-    if settings is None or entry.get("demo") not in settings:
+    """The demo's settings and grid; for a view-only demo (05.2), its first selector's demo."""
+    if settings is None:
         return None
-    spec = settings[entry["demo"]]
-    return {**spec.get("settings", {}), **spec.get("grid", {})}
+    demo = entry.get("demo")
+    if demo not in settings:
+        demo = next((str(s["demo"]) for s in _selectors(entry).values() if "demo" in s), None)
+    if demo not in settings:
+        return None
+    spec = settings[demo]
+    return {**spec.get("settings", {}), **spec.get("grid", {}), "seeds": spec.get("seeds", [])}
 
 
 def _has_values(entry: dict) -> bool:

@@ -14,6 +14,7 @@ import argparse
 import base64
 import hashlib
 import re
+import shutil
 import sys
 from pathlib import Path
 
@@ -303,12 +304,15 @@ def main(argv=None) -> int:
     )
     p.add_argument("--out-md", type=Path, required=True)
     p.add_argument("--out-html", type=Path, required=True)
+    p.add_argument("--out-config", type=Path, help="a copy of the config, for `lecture17 diff`")
     args = p.parse_args(argv)
     md_text, html_text = build(args)
     for path, text in ((args.out_md, md_text), (args.out_html, html_text)):
         tmp = path.with_name(f".{path.name}.tmp")
         tmp.write_text(text, encoding="utf-8")
         tmp.replace(path)
+    if args.out_config:
+        shutil.copyfile(args.config, args.out_config)
     digest = hashlib.sha256(md_text.encode()).hexdigest()[:12]
     print(f"报告 report → {args.out_md}, {args.out_html} (sha256 {digest})", file=sys.stderr)
     return 0

@@ -1,0 +1,283 @@
+"""Named checks of 02_scaling_multihead.yaml (§4–§5): what the vocabulary of lecture17.checks
+cannot say in one word. Each takes the claim's checks.Context and returns a Finding.
+
+Monte Carlo claims (02.1, 02.2): each seed of ours is one run of the lecture's simulation, so
+every seed (the selectors `<name>_lo` and `<name>_hi`: min and max over seeds) must lie within
+K = 4 standard errors of the lecture's number: a false alarm of 6e-5 per comparison for a
+normal estimate, fixed before looking at the numbers.
+- 02.1 (q, k with N(0, 1) components, n = n_pairs): the lecture's numbers are the expectations
+  themselves (Var = d_k, std = √d_k, scaled Var = 1), and the standard error of one run is
+  known: q·k is a sum of d_k products with E[(q_i k_i)^4] = 9, so its fourth central moment is
+  3 d_k² + 6 d_k and SE(Var) = d_k √((2 + 6/d_k) / n); SE(std) is half that relative to √d_k.
+- 02.2 (n = n_trials): the lecture's number is its own run, rounded. Ours is compared with
+  tol = half a unit of its last printed digit + K √2 SE (√2: two runs of the same size).
+  The per-trial spread is not in the tables, so SE is bounded by Bhatia–Davis: a quantity in
+  [a, b] with mean μ has variance ≤ (b − μ)(μ − a), with μ the lecture's number. Exact for a
+  fraction (Bernoulli); for the means of max weight and entropy about 3× the true SE, for the
+  scaled ‖J‖_F about 8× (a pilot run, seed 99, not a reported seed): lax there, never strict.
+"""
+
+import math
+import re
+
+import numpy as np
+
+from lecture17.checks import Finding, check
+
+K = 4  # standard errors: the Monte Carlo tolerance (module docstring)
+
+
+# -------------------------------------------------------------------------------------------
+# 02.1 Var(q·k) = d_k (§4.2): the lecture's numbers are exact expectations
+
+
+@check
+def c026_var_is_d_k(v):
+    """§4.2: every seed's Var(q·k) within K SE of d_k, and its scaled Var within K SE of 1."""
+    d = v.get("settings.d_k_values")  # (n_dk,)
+    n = float(v.get("settings.n_pairs")[0])
+    one = float(v.get("lecture")[0])
+    se = np.sqrt((2 + 6 / d) / n)  # SE of Var/d_k and of the scaled Var, per d_k
+    z = np.stack(
+        [
+            (v["var_lo"] / d - one) / se,
+            (v["var_hi"] / d - one) / se,
+            (v["scaled_lo"] - one) / se,
+            (v["scaled_hi"] - one) / se,
+        ]
+    )  # (4, n_dk)
+    row, col = np.unravel_index(np.argmax(np.abs(z)), z.shape)
+    worst = abs(z[row, col])
+    return Finding(
+        worst <= K,
+        f"各种子 every seed: Var/d_k 和缩放后的 Var 离 {one:g} 最远在 d_k = {d[col]:g}，"
+        f"{worst:.1f} 个标准误 SE ≤ {K}（n = {n:,.0f}）",
+    )
+
+
+def _std_is_sqrt_d_k(v, name: str) -> Finding:
+    """Every seed's std of q·k within K SE of the lecture's √d_k (d_k = its square)."""
+    root = float(v.get("lecture")[0])  # the lecture's std, √d_k
+    d, n = root**2, float(v.get("settings.n_pairs")[0])
+    se = root * math.sqrt((2 + 6 / d) / n) / 2
+    seeds = np.concatenate([v[f"{name}_lo"], v[f"{name}_hi"]])
+    worst = seeds[np.argmax(np.abs(seeds - root))]
+    return Finding(
+        abs(worst - root) <= K * se,
+        f"各种子 every seed: 最远的 worst {worst:.3f} 与 √d_k = {root:g} 差 "
+        f"{abs(worst - root):.3f} ≤ {K} SE = {K * se:.3f}",
+    )
+
+
+@check
+def c027_std_is_sqrt_d_k(v):
+    return _std_is_sqrt_d_k(v, "std_1024")
+
+
+@check
+def c035_std_is_sqrt_d_k(v):
+    return _std_is_sqrt_d_k(v, "std_4")
+
+
+# -------------------------------------------------------------------------------------------
+# 02.2 softmax saturation (§4.3): the lecture's numbers are its own runs, rounded
+
+J_MAX = 0.5  # the largest ‖diag(p) − p pᵀ‖_F on the simplex, at two equal weights
+
+
+def _half_unit(text: str, number: float) -> float:
+    """Half a unit of the last digit with which `text` prints `number` ("76%" → 0.005)."""
+    for token in re.findall(r"\d+(?:\.\d+)?%?", text):
+        percent = token.endswith("%")
+        digits = token.rstrip("%")
+        if math.isclose(float(digits) / (100 if percent else 1), number, rel_tol=1e-9):
+            decimals = len(digits.partition(".")[2])
+            return 0.5 * 10.0**-decimals / (100 if percent else 1)
+    raise ValueError(f"the lecture's text {text!r} does not print {number!r}")
+
+
+def _near_lecture_run(v, name: str, of: str, lo: float, hi: float) -> Finding:
+    """Every seed of `name` within ½ unit + K √2 SE of the lecture's number (module docstring).
+
+    lo, hi: the range of one trial's value (Bhatia–Davis bound of its spread).
+    """
+    lecture = float(v.get(of)[0])
+    n = float(v.get("settings.n_trials")[0])
+    se = math.sqrt((hi - lecture) * (lecture - lo) / n)
+    tol = _half_unit(v.text, lecture) + K * math.sqrt(2) * se
+    seeds = np.concatenate([v[f"{name}_lo"], v[f"{name}_hi"]])
+    worst = float(seeds[np.argmax(np.abs(seeds - lecture))])
+    return Finding(
+        abs(worst - lecture) <= tol,
+        f"各种子 every seed: 最远的 worst {format(worst, v.fmt)} 与讲义 lecture "
+        f"{format(lecture, v.fmt)} 差 {abs(worst - lecture):.2g} ≤ 容许 tol {tol:.2g}"
+        f"（½ 末位 + {K}√2 SE，SE ≤ {se:.1g}）",
+    )
+
+
+@check
+def c030_near_lecture_run(v):
+    """Scaled max weight, every d_k: a trial's max weight lies in [1/n_keys, 1]."""
+    return _near_lecture_run(v, "mw", "lecture", 1 / float(v.get("settings.n_keys")[0]), 1.0)
+
+
+@check
+def l17_02_2a_near_lecture_run(v):
+    """Scaled entropy, every d_k: a trial's entropy lies in [0, ln n_keys]."""
+    return _near_lecture_run(v, "ent", "lecture", 0.0, math.log(v.get("settings.n_keys")[0]))
+
+
+@check
+def l17_02_2b_near_lecture_run(v):
+    """Scaled ‖J‖_F, every d_k: a trial's ‖J‖_F lies in [0, 1/2]."""
+    return _near_lecture_run(v, "jn", "lecture", 0.0, J_MAX)
+
+
+@check
+def c031_near_lecture_run(v):
+    """Unscaled, d_k = 1024: a share of queries (each 0 or 1: Bernoulli, the bound is exact)."""
+    return _near_lecture_run(v, "f1024", "lecture", 0.0, 1.0)
+
+
+@check
+def c032_near_lecture_run(v):
+    return _near_lecture_run(v, "ju1024", "lecture", 0.0, J_MAX)
+
+
+@check
+def c033_near_lecture_run(v):
+    return _near_lecture_run(v, "js1024", "lecture", 0.0, J_MAX)
+
+
+@check
+def c034_unscaled_near_lecture_run(v):
+    return _near_lecture_run(v, "ju4", "lecture.unscaled", 0.0, J_MAX)
+
+
+@check
+def c034_scaled_near_lecture_run(v):
+    return _near_lecture_run(v, "js4", "lecture.scaled", 0.0, J_MAX)
+
+
+# -------------------------------------------------------------------------------------------
+# 02.3 the look-up task (§4.4): steps to 90 % are read on an evaluation grid
+#
+# A step count s, evaluated every e = settings.eval_every steps, says the first crossing of
+# 90 % lies in (s − e, s]; at the first evaluation (s = e) only that it is ≤ e.
+
+SEVERAL = 2  # "慢好几倍" (several times slower): at least twice the steps, the least it can mean
+
+
+def _cells(values: np.ndarray) -> str:
+    return ", ".join(f"{x:g}" for x in values)
+
+
+@check
+def c041_fastest_in_25_75(v):
+    """§4.4 "最快的步数在 25–75 之间，几乎不随 d_k 变", scaled, every (optimizer, d_k) cell.
+
+    Fails where a cell is outside lo–hi; not resolvable where a cell is at the first
+    evaluation (its true step is anywhere ≤ eval_every, so neither the band nor "almost
+    independent of d_k" can be read off it).
+    """
+    best = v["best"]
+    e = float(v.get("settings.eval_every")[0])
+    lo, hi = float(v.get("lecture.lo")[0]), float(v.get("lecture.hi")[0])
+    shown = f"最快步数 best steps ({_cells(best)})"
+    if np.any((best < lo) | (best > hi)):
+        return Finding(False, f"{shown} 不全在 not all in {lo:g}–{hi:g}")
+    first = int(np.sum(best <= e))
+    if first:
+        return Finding(
+            None,
+            f"无法分辨 not resolvable: {shown} 有 {first} 格在第一次评估 at the first evaluation"
+            f"（eval_every {e:g}），真实步数只知道 ≤ {e:g} only ≤ {e:g} is known",
+        )
+    return Finding(True, f"{shown} 都在 all in {lo:g}–{hi:g}")
+
+
+@check
+def c042_several_times_slower(v):
+    """§4.4 "不缩放时慢好几倍": per (optimizer, d_k) cell, the fastest unscaled run needs at
+    least SEVERAL × the steps of the fastest scaled one.
+
+    On the grid the true ratio lies in [(s_u − e) / s_s, s_u / (s_s − e)]: holds where the
+    lower end is ≥ SEVERAL, fails where the upper end is below it, else not resolvable.
+    """
+    slow, fast = v["slow"], v["fast"]
+    e = float(v.get("settings.eval_every")[0])
+    if len(slow) != len(fast):  # a cell where no lr reached 90 % has no best step
+        counts = f"不缩放 unscaled {len(slow)} 格，缩放 scaled {len(fast)} 格"
+        return Finding(None, f"无法配对 cells do not pair: {counts}")
+    lower = np.maximum(slow - e, 0) / fast
+    upper = np.where(fast > e, slow / np.maximum(fast - e, 1e-300), np.inf)
+    n_hold, n_fail = int(np.sum(lower >= SEVERAL)), int(np.sum(upper < SEVERAL))
+    n_open = len(slow) - n_hold - n_fail
+    text = (
+        f"最快步数 best steps 不缩放 unscaled ({_cells(slow)}) vs 缩放 scaled ({_cells(fast)})："
+        f"{n_hold} 格至少慢 {SEVERAL} 倍 at least {SEVERAL}× slower，{n_fail} 格不到 not，"
+        f"{n_open} 格在 eval_every {e:g} 下无法分辨 not resolvable"
+    )
+    return Finding(False if n_fail else (None if n_open else True), text)
+
+
+@check
+def c042_narrower_lr_range(v):
+    """§4.4 "能用的学习率范围变窄": per cell no more lrs reach 90 % unscaled than scaled, and
+    fewer in all."""
+    unscaled, scaled = v["n_unscaled"], v["n_scaled"]
+    ok = bool(np.all(unscaled <= scaled)) and unscaled.sum() < scaled.sum()
+    return Finding(
+        ok,
+        f"达到 90% 的学习率个数 lrs reaching 90%: 不缩放 unscaled ({_cells(unscaled)}) ≤ "
+        f"缩放 scaled ({_cells(scaled)})，合计 in all {unscaled.sum():g} < {scaled.sum():g}",
+    )
+
+
+# -------------------------------------------------------------------------------------------
+# 02.5 three heads (§5.1)
+
+
+@check
+def c046_twelve_dims(v):
+    """§5.1: the concatenated output of the three heads has the lecture's 12 numbers."""
+    size, wanted = v["concat"].size, int(v.get("lecture")[0])
+    text = f"拼接后的长度 concatenated length {size} = 讲义 lecture {wanted}"
+    return Finding(size == wanted, text)
+
+
+# -------------------------------------------------------------------------------------------
+# Values under which a claim holds and fails, where ours honestly differ from the lecture's
+# or cannot decide (tests/test_ledger.py::test_every_check_can_fail_and_hold). The examples
+# are checked without the build's config, so a setting a predicate reads is given as a value
+# named like the reference ("settings.eval_every": Context.get looks up values first).
+
+GRID = {"settings.eval_every": [25]}  # config/config.yaml, 02.3
+
+EXAMPLES = {
+    "C039": {  # the lecture's 3, 2, 1 of 4; ours: all 4 at every d_k
+        "holds": {"n": [3, 2, 1], "total": [4, 4, 4]},
+        "fails": {"n": [4, 4, 4], "total": [4, 4, 4]},
+    },
+    "C040": {"holds": {"n": [0]}, "fails": {"n": [2]}},
+    "C041": {
+        "holds": {"best": [50, 50, 75, 50, 75, 50], **GRID},
+        "fails": {"best": [50, 50, 100, 50, 75, 50], **GRID},
+    },
+    "C042": {
+        "holds": {
+            "slow": [100, 150, 200, 150, 200, 250],
+            "fast": [25, 25, 25, 50, 50, 50],
+            "n_unscaled": [3, 2, 1, 2, 1, 0],
+            "n_scaled": [4, 4, 4, 3, 3, 4],
+            **GRID,
+        },
+        "fails": {
+            "slow": [25, 25, 25, 50, 50, 50],
+            "fast": [50, 50, 50, 50, 50, 50],
+            "n_unscaled": [4, 4, 4, 3, 3, 4],
+            "n_scaled": [4, 4, 4, 3, 3, 4],
+            **GRID,
+        },
+    },
+}

@@ -1,0 +1,180 @@
+"""Named checks of 13_exercises.yaml (§13): the claims the vocabulary cannot say.
+
+Each takes the entry's checks.Context and returns a Finding with the numbers it compared.
+"""
+
+import json
+
+import numpy as np
+
+from lecture17.checks import Finding, check
+
+# -----------------------------------------------------------------------------
+# Ex1, Ex4: matrices as the lecture prints them
+
+
+def _printed_matrix(text: str) -> np.ndarray:
+    """The lecture's matrix, from its text: "[[1, 1, 0], …]" or rows "[1,0,0,0], [1,1,0,0], …"."""
+    rows = json.loads(text if text.startswith("[[") else f"[{text}]")
+    return np.asarray(rows, dtype=float)
+
+
+def _same_matrix(v, name: str) -> Finding:
+    printed = _printed_matrix(v.text)
+    ours = v[name]
+    ok = ours.size == printed.size and bool(np.all(ours == printed.ravel()))
+    shown = " ".join(f"{x:g}" for x in ours)
+    return Finding(
+        ok, f"逐元素 element by element: 我们 ours ({shown})，讲义 lecture {v.text}（按行 by rows）"
+    )
+
+
+@check
+def c124_scores_as_printed(v) -> Finding:
+    """QKᵀ/√d_k, element by element, is the matrix Ex1(a) prints."""
+    return _same_matrix(v, "ours")
+
+
+@check
+def c132_mask_as_printed(v) -> Finding:
+    """The combined mask, element by element, is the one Ex4(b) prints."""
+    return _same_matrix(v, "ours")
+
+
+# a few float64 ulps at 2/3 (ulp 1.1e-16): softmax of a zero row is 1/3 up to rounding
+FLOAT64_ATOL = 1e-15
+
+
+@check
+def c127_output_is_mean_of_values(v) -> Finding:
+    """Ex1(d): the third word's output is the mean of the three values (config ex1_values)."""
+    mean = v.get("settings.ex1_values").mean(axis=0)
+    out = v["out"]
+    worst = float(np.max(np.abs(out - mean)))
+    return Finding(
+        out.shape == mean.shape and worst <= FLOAT64_ATOL,
+        f"输出 output {v.show('out')}，value 的平均 mean of the values "
+        f"({', '.join(f'{m:.4f}' for m in mean)})：差 |diff| {worst:.1e} ≤ {FLOAT64_ATOL:g}",
+    )
+
+
+# -----------------------------------------------------------------------------
+# Ex8: 1500 steps at L = 32 (timing), and the 500-step premise of its predictions
+
+
+@check
+def c138_ex8_time_relative_to_script(v) -> Finding:
+    """Ex8's run (the same seeds, 1500 steps of the three models at L = 32, from our ms per
+    step) over the whole 05.1 run is within the lecture's 2–3 minutes over its 105 s."""
+    steps = float(v.get("lecture.steps")[0])
+    estimate = steps * float(np.sum(v["ms_32"]))  # per seed: the seeds cancel in the ratio
+    ratio = estimate / float(np.sum(v["runs"]))
+    lo = float(v.get("lecture.lo_min")[0]) * 60 / float(v.get("lecture.script_s")[0])
+    hi = float(v.get("lecture.hi_min")[0]) * 60 / float(v.get("lecture.script_s")[0])
+    return Finding(
+        lo <= ratio <= hi,
+        f"练习 8 的估计 / 整个 05.1 Ex8 estimate / full run = {ratio:.2f}，讲义 lecture "
+        f"2–3 分钟 / 105 s = {lo:.2f}–{hi:.2f}",
+    )
+
+
+@check
+def c139_ga_seeds_far_apart(v) -> Finding:
+    """The premise: at 500 steps GRU + attention's seeds are far apart (range above 0.1)."""
+    lo, hi = float(v["ga32_lo"][0]), float(v["ga32_hi"][0])
+    return Finding(
+        hi - lo > 0.1,
+        f"GRU + 注意力 L = 32 的种子范围 seed range {lo:.3f}–{hi:.3f} = {hi - lo:.3f} > 0.1",
+    )
+
+
+# -----------------------------------------------------------------------------
+# Ex9: the numbers it quotes from 02.1–02.3
+
+
+@check
+def l17_02_2c_about_the_same(v) -> Finding:
+    """ "差不多 about the same": the unscaled norm is nearer to the scaled one than to 0, where a
+    saturated softmax's Jacobian goes (§4.3), i.e. |unscaled − scaled| < scaled / 2."""
+    ju, js = float(v["ju16"][0]), float(v["js16"][0])
+    return Finding(
+        abs(ju - js) < js / 2,
+        f"|不缩放 unscaled {ju:.4f} − 缩放 scaled {js:.4f}| = {abs(ju - js):.4f} < "
+        f"{js / 2:.4f}（离缩放的比离 0 近 nearer to scaled than to 0）",
+    )
+
+
+# 3 standard errors of a sample standard deviation: 0.3 % false alarms
+STD_BAND_SE = 3
+
+
+@check
+def c140_std_is_four_within_sampling_noise(v) -> Finding:
+    """The unscaled std at d_k = 16 is the lecture's 4 = √16 within 3 standard errors of a
+    std from n_pairs pairs. q·k of standard normal vectors has variance d and kurtosis
+    3 + 6/d, so a sample variance has standard error d √((2 + 6/d)/n) and the std half that
+    relative; one seed's n_pairs (the value is a mean of seeds: conservative)."""
+    factor = float(v.get("lecture")[0])
+    d_k = factor**2
+    n_pairs = float(v.get("settings.n_pairs")[0])
+    se = factor / 2 * np.sqrt((2 + 6 / d_k) / n_pairs)
+    std = float(v["std_16"][0])
+    return Finding(
+        abs(std - factor) <= STD_BAND_SE * se,
+        f"|std_16 {std:.4f} − {factor:g}| = {abs(std - factor):.4f} ≤ 3 个标准误 3 standard "
+        f"errors {STD_BAND_SE * se:.4f}（{n_pairs:,.0f} 对 pairs）",
+    )
+
+
+@check
+def c043_unscaled_slower_but_learns(v) -> Finding:
+    """Both reach 90 % within the steps, the unscaled one later; equal step counts cannot be
+    told apart on the evaluation grid (every eval_every steps)."""
+    reached = v["reached"]  # [unscaled, scaled]
+    if not np.all(reached == 1):
+        return Finding(
+            False,
+            f"达到 90% reached: 不缩放 unscaled {reached[0]:g}，缩放 scaled "
+            f"{reached[-1]:g}（都应为 1 both should be 1）",
+        )
+    unscaled, scaled = (float(s) for s in v["steps"])
+    if unscaled == scaled:
+        every = float(v.get("settings.eval_every")[0])
+        return Finding(
+            None,
+            f"无法分辨 not resolvable: 都在第 {unscaled:.0f} 步 both at step {unscaled:.0f}，"
+            f"每 {every:.0f} 步评估一次 evaluated every {every:.0f} steps",
+        )
+    return Finding(
+        unscaled > scaled,
+        f"都达到 90% both reach 90 %：不缩放 unscaled {unscaled:.0f} 步 > 缩放 scaled "
+        f"{scaled:.0f} 步 steps",
+    )
+
+
+@check
+def c043_steps_of_the_lecture_order(v) -> Finding:
+    """Each step count within 10× of the lecture's (425 unscaled, 175 scaled)."""
+    ours = v["steps"]
+    lecture = np.array([v.get("lecture.unscaled")[0], v.get("lecture.scaled")[0]])
+    ratio = ours / lecture if ours.shape == lecture.shape else np.array([np.nan])
+    return Finding(
+        bool(np.all((ratio > 0.1) & (ratio < 10))),
+        f"步数 {v.show('steps')} 在讲义 lecture ({lecture[0]:.0f}, {lecture[1]:.0f}) "
+        f"的 10 倍以内 within 10×",
+    )
+
+
+# -----------------------------------------------------------------------------
+# values under which a claim holds and fails, where the reference build's own cannot show both
+
+EXAMPLES = {
+    "C133": {  # the lecture's own error (F02): float64 additive masking keeps the scores
+        "holds": {"ours": [0.0]},  # uniform, as float32 (spacing 64 at 1e9) gives
+        "fails": {"ours": [0.1]},
+    },
+    "C139": {  # ours: GRU + attention's seeds already close together at 500 steps
+        "holds": {"tf_32": [0.996], "ga32_lo": [0.10], "ga32_hi": [0.90]},
+        "fails": {"tf_32": [1.0], "ga32_lo": [0.69], "ga32_hi": [0.73]},
+    },
+}
