@@ -9,7 +9,7 @@ export OMP_NUM_THREADS := 1
 export OPENBLAS_NUM_THREADS := 1
 export MKL_NUM_THREADS := 1
 
-.PHONY: setup report test lint reference slurm-profile screenshots clean
+.PHONY: setup report test lint reference slurm-profile slurm-test screenshots clean
 .DEFAULT_GOAL := report
 
 $(VENV)/.installed: requirements.txt pyproject.toml
@@ -41,6 +41,10 @@ reference: report
 # The SLURM profile's per-rule memory and runtime come from a full build's benchmark files.
 slurm-profile: report
 	python workflow/scripts/make_slurm_profile.py benchmarks > workflow/profiles/slurm/config.yaml
+
+# The workflow on a one-node SLURM cluster on this machine (root, Debian), torn down after.
+slurm-test: setup
+	LECTURE17_REQUIRE_SLURM=1 pytest -rs tests/test_slurm.py
 
 # The HTML report as a reader sees it (needs Debian's chromium and fonts-noto-cjk).
 screenshots: report

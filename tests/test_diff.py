@@ -5,6 +5,8 @@ seed-to-seed variation (Welch + Holm); a cell with one seed is not judged; claim
 their cells; a verdict that flips within seed variation is a note, not a difference.
 """
 
+import math
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -140,3 +142,69 @@ def test_welch_p_is_uniform_under_the_null_and_small_for_a_shift(n):
 def test_holm_controls_the_family_and_keeps_a_strong_signal():
     p = {i: 0.2 for i in range(100)} | {"real": 1e-6, "weak": 0.004}
     assert diff.holm(p, alpha=0.01) == {"real"}  # 0.004 > 0.01 / 101: not rejected
+
+
+@pytest.mark.parametrize(("t", "n"), [(4.303, 2), (2.0, 3), (1.0, 5), (6.0, 3)])
+def test_welch_p_has_the_two_sided_t_tail(t, n):
+    # equal stds and seed counts: Welch's df is 2n − 2 and its t is the gap over √(2s²/n)
+    a = pd.Series({"mean": t * math.sqrt(2 / n), "std": 1.0, "n_seeds": n})
+    b = pd.Series({"mean": 0.0, "std": 1.0, "n_seeds": n})
+    assert diff.welch_p(a, b) == pytest.approx(float(t_tail(t, 2 * n - 2)), rel=1e-9)
+    if (t, n) == (4.303, 2):
+        assert diff.welch_p(a, b) == pytest.approx(0.05, abs=1e-4)  # the t-table's 2.5 % at df 2
+
+
+def t_tail(t: float, df: float) -> float:
+    """Two-sided tail of Student's t by numerical integration of its density (mpmath)."""
+    import mpmath
+
+    density = lambda x: (  # noqa: E731
+        mpmath.gamma((df + 1) / 2)
+        / (mpmath.sqrt(df * mpmath.pi) * mpmath.gamma(df / 2))
+        * (1 + x * x / df) ** (-(df + 1) / 2)
+    )
+    return 2 * mpmath.quad(density, [t, mpmath.inf])
+
+
+def test_holm_rejects_more_than_bonferroni_would():
+    assert diff.holm({"a": 0.004, "b": 0.006}, alpha=0.01) == {"a", "b"}  # 0.006 ≤ 0.01 / 1
+    # a third test that is not listed (a cell that printed the same) tightens every threshold
+    assert diff.holm({"a": 0.004, "b": 0.006}, alpha=0.01, m=3) == set()
+
+
+def test_holm_refuses_a_nan_p_value():
+    with pytest.raises(ValueError, match="p-values"):
+        diff.holm({"a": float("nan")})
+
+
+def test_a_nan_in_a_trained_cell_is_a_difference_and_never_hangs(tmp_path):
+    nan = [("gru", "acc", [0.50, float("nan"), 0.45]), *TRAINED[1:]]
+    a, b = build(tmp_path, "a", TRAINED), build(tmp_path, "b", nan)
+    lines, failures = run(a, b)
+    assert failures >= 1 and any("gru · acc" in line for line in lines)
+
+
+def test_tied_seeds_are_judged_by_the_quantitys_usual_spread(tmp_path):
+    # three seeds at 1.000 against three at 0.998: std 0 on both sides, but the quantity's
+    # spread elsewhere in the table (0.05) explains a 0.002 gap
+    rows = [("tf", "acc", [1.0, 1.0, 1.0]), ("gru", "acc", [0.50, 0.55, 0.45])]
+    moved = [("tf", "acc", [0.998, 0.998, 0.998]), ("gru", "acc", [0.50, 0.55, 0.45])]
+    assert run(build(tmp_path, "a", rows), build(tmp_path, "b", moved), claims=[])[1] == 0
+    # a quantity that never varies (a parameter count) has no spread to explain a change
+    counts = [("tf", "n_params", [100, 100, 100])]
+    changed = [("tf", "n_params", [120, 120, 120])]
+    assert run(build(tmp_path, "c", counts), build(tmp_path, "d", changed), claims=[])[1] == 1
+
+
+def test_timing_rows_are_never_compared(tmp_path):
+    timed = [*TRAINED, ("tf", "ms_per_step", [10.0, 11.0, 12.0])]
+    slower = [*TRAINED, ("tf", "ms_per_step", [100.0, 110.0, 120.0])]
+    assert run(build(tmp_path, "a", timed), build(tmp_path, "b", slower))[1] == 0
+
+
+def test_a_verdict_that_flips_on_one_seed_says_both(tmp_path):
+    demos = {"09.9": {"seeds": [0], "grid": {"model": ["a"]}}}
+    a = diff.Build(tmp_path, {"09.9": table("09.9", [("tf", "acc", [0.968])])}, demos)
+    b = diff.Build(tmp_path, {"09.9": table("09.9", [("tf", "acc", [0.320])])}, demos)
+    lines, _ = diff.diff_builds(CLAIMS[:1], a, b, {})
+    assert any("verdict flips" in line and "one seed" in line for line in lines)

@@ -34,6 +34,7 @@ def test_the_slurm_profile_gives_every_rule_measured_resources():
         "transformer_vs_rnn",
         "aggregate",
         "figure",
+        "script_seconds",
         "report",
     }
     assert set(profile["set-resources"]) == rules

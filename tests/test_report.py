@@ -240,3 +240,29 @@ def test_the_readme_results_section_is_what_the_reference_build_and_the_ledger_g
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     generated = readme_section(reference, ROOT / "report" / "ledger")
     assert splice(readme, generated) == readme, "README is stale: run `make reference`"
+
+
+def test_a_typo_in_a_where_list_or_a_quantity_is_never_silently_dropped():
+    typo = entry(
+        **{
+            "class": "exact",
+            "fmt": ".2f",
+            "lecture": "0.90",
+            "value": {"quantity": "acc", "where": {"model": ["attn", "atn"]}},
+        }
+    )
+    assert ledger.evaluate(typo, {"09.9": TABLE}).status == "missing"  # not "same" from one row
+    wrong = entry(**{"class": "exact", "fmt": ".2f", "value": {"quantity": "accc"}})
+    assert ledger.evaluate(wrong, {"09.9": TABLE}).status == "missing"
+
+
+def test_a_typo_in_a_settings_path_names_the_claim():
+    e = entry(
+        **{
+            "class": "echo",
+            "value": RNN,
+            "check": [{"equal": {"value": "ours", "to": "settings.n_tset"}}],
+        }
+    )
+    with pytest.raises(ValueError, match="'X1'.*n_tset"):
+        ledger.evaluate_all([e], {"09.9": TABLE}, {"09.9": {"settings": {"n_test": 500}}})

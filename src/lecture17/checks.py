@@ -30,6 +30,9 @@ class Finding:
     ok: bool | None  # None: not resolvable with this data
     text: str
 
+    def __post_init__(self):  # numpy's bool_ is not `True`: verdicts compare with `is`
+        object.__setattr__(self, "ok", None if self.ok is None else bool(self.ok))
+
 
 class CheckError(ValueError):
     """A ledger entry's check is malformed (raised when the ledger is loaded)."""
@@ -98,6 +101,7 @@ def _times(k: float) -> str:
 VOCABULARY: dict[str, Callable] = {}
 ARGUMENTS: dict[str, tuple[set, set]] = {}  # word -> (required, optional) argument names
 REFERENCES = {"value", "than", "to", "lo", "hi", "of"}  # arguments that name a number
+NUMBERS = {"tol", "times", "factor"}  # arguments that are a plain number
 
 
 def word(name: str, required: set, optional: set = frozenset()):
@@ -166,14 +170,18 @@ def equal(c: Context, value, to) -> Finding:
 
 @word("decreasing", {"value"})
 def decreasing(c: Context, value) -> Finding:
-    ok = bool(np.all(np.diff(c.get(value)) < 0))
-    return Finding(ok, f"{c.show(value)} 逐个减小 strictly decreasing")
+    return _trend(c, value, np.diff(c.get(value)) < 0, "逐个减小 strictly decreasing")
 
 
 @word("increasing", {"value"})
 def increasing(c: Context, value) -> Finding:
-    ok = bool(np.all(np.diff(c.get(value)) > 0))
-    return Finding(ok, f"{c.show(value)} 逐个增大 strictly increasing")
+    return _trend(c, value, np.diff(c.get(value)) > 0, "逐个增大 strictly increasing")
+
+
+def _trend(c: Context, value, steps: np.ndarray, words: str) -> Finding:
+    if steps.size == 0:  # one value has no trend: a small build, not a verdict
+        return Finding(None, f"{c.show(value)}：只有一个值，看不出趋势 one value, no trend")
+    return Finding(bool(np.all(steps)), f"{c.show(value)} {words}")
 
 
 @word("predicate", {"name"})
@@ -217,7 +225,7 @@ def parse_step(step) -> tuple[str, dict]:
     return name, args
 
 
-def validate(steps: list, value_names: set, lecture: dict, has_settings_keys=None) -> None:
+def validate(steps: list, value_names: set, lecture: dict) -> None:
     """Raise CheckError for an unknown word, argument, value name, lecture number or predicate."""
     if not isinstance(steps, list) or not steps:
         raise CheckError("`check` must be a non-empty list of steps")
@@ -234,6 +242,11 @@ def validate(steps: list, value_names: set, lecture: dict, has_settings_keys=Non
             raise CheckError(f"unknown predicate {args['name']!r}; define it with @check")
         for key in REFERENCES & set(args):
             _validate_reference(args[key], value_names, lecture)
+        for key in NUMBERS & set(args):
+            if isinstance(args[key], bool) or not isinstance(args[key], int | float):
+                raise CheckError(f"{name}: {key} must be a number, got {args[key]!r}")
+        if name == "digits" and args.get("value", next(iter(value_names), None)) not in value_names:
+            raise CheckError(f"digits: {args['value']!r} is not one of {sorted(value_names)}")
 
 
 def _validate_reference(ref, value_names: set, lecture: dict) -> None:

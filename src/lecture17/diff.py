@@ -39,6 +39,7 @@ import yaml
 
 from lecture17 import ledger as ledger_mod
 from lecture17.aggregate import STATS, read_tables
+from lecture17.csvio import is_timing
 from lecture17.report import load_views
 
 ALPHA = 0.01  # family-wise false-alarm rate of one comparison of two builds (Holm)
@@ -105,12 +106,17 @@ def welch_p(a: pd.Series, b: pd.Series) -> float:
     return float(mpmath.betainc(df / 2, 0.5, 0, x, regularized=True))
 
 
-def holm(p_values: dict, alpha: float = ALPHA) -> set:
-    """The keys Holm's step-down procedure rejects at family-wise level alpha."""
-    ordered = sorted(p_values.items(), key=lambda kv: kv[1])
+def holm(p_values: dict, alpha: float = ALPHA, m: int | None = None) -> set:
+    """The keys Holm's step-down procedure rejects at family-wise level alpha.
+
+    `m` is the size of the family when some of its tests are not listed (cells that print the
+    same digits on both sides: never flagged, but tested all the same)."""
+    if any(not 0 <= p <= 1 for p in p_values.values()):  # NaN included
+        raise ValueError(f"p-values must lie in [0, 1]: {p_values}")
+    m = len(p_values) if m is None else max(m, len(p_values))
     rejected = set()
-    for i, (key, p) in enumerate(ordered):
-        if p > alpha / (len(ordered) - i):
+    for i, (key, p) in enumerate(sorted(p_values.items(), key=lambda kv: kv[1])):
+        if p > alpha / (m - i):
             break
         rejected.add(key)
     return rejected
@@ -149,7 +155,7 @@ class CellReport:
     differ: list  # (key, text): deterministic cells with other digits, or missing rows
     flagged: list  # (key, text): trained cells that seed variation does not explain
     one_seed: list  # (key, text): trained cells that differ, with one seed on a side
-    tested: int  # trained cells tested
+    tested: int  # trained cells tested (the family of Holm's correction)
     p_values: dict
 
     @property
@@ -157,11 +163,13 @@ class CellReport:
         return {k for k, _ in self.differ} | {k for k, _ in self.flagged}
 
 
-def compare_cells(a: Build, b: Build, formats: dict, timing: set) -> CellReport:
-    differ, one_seed, p_values, texts = [], [], {}, {}
+def compare_cells(a: Build, b: Build, formats: dict) -> CellReport:
+    differ, one_seed, p_values, texts, tested = [], [], {}, {}, 0
     for demo in sorted(set(a.tables) | set(b.tables)):
         if demo not in a.tables or demo not in b.tables:
-            differ.append(((demo,), "一边没有这张表 table on one side only"))
+            only = a.tables.get(demo, b.tables.get(demo))
+            if not only["quantity"].map(is_timing).all():  # a GPU build's timings: never
+                differ.append(((demo,), "一边没有这张表 table on one side only"))
             continue
         ta, tb = keyed(a.tables[demo]), keyed(b.tables[demo])
         for key in ta.index.difference(tb.index, sort=False).union(
@@ -169,27 +177,59 @@ def compare_cells(a: Build, b: Build, formats: dict, timing: set) -> CellReport:
         ):
             differ.append((cell_key(demo, key), "一边没有这一行 row on one side only"))
         trained = demo in a.trained or demo in b.trained
+        floors = spread_floors(ta, tb) if trained else {}
         for key in ta.index.intersection(tb.index, sort=False):
             ra, rb = ta.loc[key], tb.loc[key]
             if isinstance(ra, pd.DataFrame):
                 raise ValueError(f"table {demo}: labels {key} are not unique")
             quantity = key[-1] if isinstance(key, tuple) else key
-            if (demo, quantity) in timing:
+            if is_timing(quantity):
                 continue
             ck = cell_key(demo, key)
             fmt = formats.get((demo, quantity), DEFAULT_FMT)
             shown = f"{_fmt(ra, fmt)} vs {_fmt(rb, fmt)}"
-            if _same_print(ra, rb, fmt):
+            same = _same_print(ra, rb, fmt)
+            judged = (
+                min(ra["n_seeds"], rb["n_seeds"]) >= 2
+                and _finite(ra)
+                and _finite(rb)
+                and np.isfinite([ra["std"], rb["std"]]).all()  # no std: an old table
+            )
+            if trained and judged:  # every such cell is a test of the family, same or not
+                tested += 1
+                if not same:
+                    floor = floors.get(quantity, 0.0)
+                    p_values[ck] = welch_p(_floored(ra, floor), _floored(rb, floor))
+                    texts[ck] = shown
+            elif same:
                 continue
-            if not trained:
-                differ.append((ck, shown))
-            elif min(ra["n_seeds"], rb["n_seeds"]) < 2 or np.isnan([ra["std"], rb["std"]]).any():
-                one_seed.append((ck, shown))
+            elif not trained or not (_finite(ra) and _finite(rb)):
+                differ.append((ck, shown))  # NaN or inf on a side: never explained by seeds
             else:
-                p_values[ck] = welch_p(ra, rb)
-                texts[ck] = shown
-    flagged = [(k, f"{texts[k]}（p = {p_values[k]:.1e}）") for k in holm(p_values)]
-    return CellReport(differ, sorted(flagged), one_seed, len(p_values), p_values)
+                one_seed.append((ck, shown))
+    flagged = [(k, f"{texts[k]}（p = {p_values[k]:.1e}）") for k in holm(p_values, m=tested)]
+    return CellReport(differ, sorted(flagged), one_seed, tested, p_values)
+
+
+def spread_floors(ta: pd.DataFrame, tb: pd.DataFrame) -> dict:
+    """quantity -> the median seed std of that quantity over the table's rows (both builds).
+
+    A cell whose seeds all tie (accuracies of 0 or 1, in steps of 1/n_test) has std 0 and so
+    no yardstick of its own; the quantity's typical seed-to-seed spread in the same table is
+    the yardstick instead (0 for a quantity that never varies, e.g. a parameter count).
+    """
+    both = pd.concat([ta[["std", "n_seeds"]], tb[["std", "n_seeds"]]])
+    both = both[(both["n_seeds"] >= 2) & np.isfinite(both["std"])]
+    quantities = both.index.get_level_values(-1) if both.index.nlevels > 1 else both.index
+    return both.groupby(quantities)["std"].median().to_dict()
+
+
+def _floored(row: pd.Series, floor: float) -> pd.Series:
+    return row.copy().where(row.index != "std", max(float(row["std"]), floor))
+
+
+def _finite(row: pd.Series) -> bool:
+    return bool(np.isfinite([row["mean"], row["min"], row["max"]]).all())
 
 
 def _same_print(ra, rb, fmt) -> bool:
@@ -206,15 +246,6 @@ def _fmt(row, fmt) -> str:
     if row["n_seeds"] > 1 and row["min"] != row["max"]:
         return f"{format(row['mean'], fmt)} [{format(row['min'], fmt)}, {format(row['max'], fmt)}]"
     return format(row["mean"], fmt)
-
-
-def timing_quantities(build: Build) -> set:
-    """(demo, quantity) of every timing row: those come from the *.timing.csv tables."""
-    found = set()
-    for path in sorted(build.path.glob("**/tables/*.timing.csv")):
-        table = pd.read_csv(path, dtype=str, keep_default_na=False)
-        found |= {(path.name.split(".timing")[0], q) for q in table["quantity"]}
-    return found
 
 
 # -----------------------------------------------------------------------------
@@ -238,17 +269,18 @@ def compare_claim(a, b, cells: CellReport, trained: set) -> tuple[str, str]:
     keys = {_claim_cell(c) for c in a.cells} | {_claim_cell(c) for c in b.cells}
     if keys & cells.bad:
         return "differs", f"{a.ours} vs {b.ours}：种子间的波动解释不了 beyond seed variation"
+    flip = (
+        f"结论翻转 verdict flips: {ledger_mod.STATUS[a.status]} → {ledger_mod.STATUS[b.status]}；"
+        if a.status != b.status
+        else ""
+    )
     if keys & {k for k, _ in cells.one_seed}:
         return "one_seed", (
-            f"{a.ours} vs {b.ours}：只有一个种子（或表里没有种子间的标准差），无法判断 "
+            f"{flip}{a.ours} vs {b.ours}：只有一个种子（或表里没有种子间的标准差），无法判断 "
             "one seed (or no seed spread in the table): not judged"
         )
-    if a.status != b.status:
-        return "flips", (
-            f"结论翻转 verdict flips: {ledger_mod.STATUS[a.status]} → "
-            f"{ledger_mod.STATUS[b.status]}（{a.ours} vs {b.ours}，在种子间的波动之内 "
-            "within seed variation）"
-        )
+    if flip:
+        return "flips", f"{flip}{a.ours} vs {b.ours}，在种子间的波动之内 within seed variation"
     return "same", ""
 
 
@@ -259,8 +291,7 @@ def _claim_cell(cell) -> tuple:
 
 def diff_builds(entries, a: Build, b: Build, views: dict, show_timing=False):
     """(lines, number of differences) for two builds."""
-    timing = timing_quantities(a) | timing_quantities(b)
-    cells = compare_cells(a, b, print_formats(views), timing)
+    cells = compare_cells(a, b, print_formats(views))
     trained = a.trained | b.trained
     outcomes_a = ledger_mod.evaluate_all(entries, a.tables, a.demos)
     outcomes_b = ledger_mod.evaluate_all(entries, b.tables, b.demos)

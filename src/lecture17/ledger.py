@@ -261,8 +261,11 @@ def _filter(rows: pd.DataFrame, where: dict, demo: str) -> pd.DataFrame:
             raise ValueError(
                 f"table {demo} has no label column {label!r}; has {list(rows.columns)}"
             )
-        wanted = wanted if isinstance(wanted, list) else [wanted]
-        rows = rows[rows[label].isin([str(w) for w in wanted])]
+        wanted = [str(w) for w in (wanted if isinstance(wanted, list) else [wanted])]
+        absent = sorted(set(wanted) - set(rows[label]))
+        if absent:  # every listed value must select rows: a typo is never silently dropped
+            raise MissingTable(f"{demo}: {label} = {absent}")
+        rows = rows[rows[label].isin(wanted)]
     return rows  # a wrong label name is a ledger bug (ValueError); absent rows are MissingTable
 
 
@@ -375,7 +378,15 @@ def _show_names(entry: dict) -> list:
 
 
 def evaluate_all(entries: list[dict], tables: dict, settings: dict | None = None) -> list:
-    return [evaluate(entry, tables, settings) for entry in entries]
+    outcomes = []
+    for entry in entries:
+        try:
+            outcomes.append(evaluate(entry, tables, settings))
+        except (KeyError, ValueError, TypeError, IndexError) as error:  # name the claim
+            raise ValueError(
+                f"ledger entry {entry['id']!r}: {type(error).__name__}: {error}"
+            ) from error
+    return outcomes
 
 
 def summary(outcomes: list[Outcome]) -> pd.DataFrame:

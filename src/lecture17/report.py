@@ -116,6 +116,23 @@ def claims_table(outcomes) -> str:
     return "\n".join(lines)
 
 
+def timing_summary(outcomes) -> str:
+    """The timing claims' statuses and the ones that do not hold on this machine."""
+    timing = [o for o in outcomes if o.entry["class"] == "timing"]
+    counts = "，".join(
+        f"{ledger_mod.STATUS[s]} {sum(o.status == s for o in timing)}"
+        for s in dict.fromkeys(o.status for o in timing)
+    )
+    lines = [f"计时 timing（{len(timing)} 个 claims）：{counts}。"]
+    lines += [
+        f"- {o.entry['id']}（{o.entry['section']}）{o.entry['claim']}：讲义 lecture "
+        f"{o.entry['lecture']}，我们 ours {o.ours or '—'} — {o.reason}"
+        for o in timing
+        if o.status == "timing_fails"
+    ]
+    return "\n".join(lines)
+
+
 class Report:
     """What the template can call: demo(id) renders a demo's tables, figures and claims."""
 
@@ -275,7 +292,9 @@ def build(args) -> tuple[str, str]:
     context = {
         "r": report,
         "outcomes": outcomes,
-        "summary": ledger_mod.summary(outcomes),
+        # timings change from run to run: their counts and failures stay in a machine block
+        "summary": ledger_mod.summary([o for o in outcomes if o.entry["class"] != "timing"]),
+        "machine_dependent_timing": machine_dependent(timing_summary(outcomes)),
         "counts": ledger_mod.reproduced(outcomes),
         "STATUS": ledger_mod.STATUS,
         "reproducible": reproducible_info(args.config, args.code),
