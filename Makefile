@@ -9,7 +9,7 @@ export OMP_NUM_THREADS := 1
 export OPENBLAS_NUM_THREADS := 1
 export MKL_NUM_THREADS := 1
 
-.PHONY: setup report test lint reference slurm-profile slurm-test screenshots clean
+.PHONY: setup report test lint reference slurm-profile slurm-test screenshots browser-test clean
 .DEFAULT_GOAL := report
 
 $(VENV)/.installed: requirements.txt pyproject.toml
@@ -28,8 +28,8 @@ test: setup
 	pytest
 
 lint: setup
-	ruff check src tests bench
-	ruff format --check src tests bench
+	ruff check src tests bench workflow/scripts report/ledger
+	ruff format --check src tests bench workflow/scripts report/ledger
 	snakefmt --check Snakefile workflow
 	snakemake --lint
 
@@ -46,9 +46,14 @@ slurm-profile: report
 slurm-test: setup
 	LECTURE17_REQUIRE_SLURM=1 pytest -rs tests/test_slurm.py
 
-# The HTML report as a reader sees it (needs Debian's chromium and fonts-noto-cjk).
+# The HTML report as a reader sees it, at 390 px and 1280 px (needs Debian's chromium and
+# fonts-noto-cjk; Playwright drives the system browser and downloads none).
 screenshots: report
 	bash workflow/scripts/screenshot_report.sh report/lecture17.html report/screenshots
+
+# The page checked in headless Chromium (also part of `make test`; skips without chromium).
+browser-test: setup
+	LECTURE17_REQUIRE_BROWSER=1 pytest -rs tests/test_browser.py
 
 # environment.yml is generated from requirements.txt (a test checks they agree).
 environment.yml: requirements.txt

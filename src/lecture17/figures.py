@@ -3,17 +3,49 @@
     python -m lecture17.figures 03.1_pe_heatmap results/tables/03.1.csv \
         --out report/figures/03.1_pe_heatmap.png
 
-Titles are built from the same table as the data. Labels inside the figures are English (no CJK
-font is assumed on the machine); the report's captions carry the Chinese. PNGs are written
-without timestamps or
-software metadata, so two builds give the same bytes.
+Titles are built from the same table as the data. Labels inside the figures are plain English
+words and matplotlib's mathtext ($d_k$, $\\beta$): the pinned set-up (requirements.txt) has no
+CJK font, and a system font would make the PNG's bytes depend on the machine; the report's
+numbered captions (图 4.3 Figure 4.3) carry the Chinese. Each figure is drawn at the size the
+HTML report shows it (1 inch = 96 CSS pixels, at most 9 inches wide), with no text under 9 pt,
+legends outside the axes, and saved as a 150 dpi PNG without timestamps or software metadata,
+so two builds give the same bytes.
 """
 
 import argparse
+import math
 import sys
 from pathlib import Path
 
 from lecture17.aggregate import read_tables
+
+DPI = 150  # the PNG's resolution; the report shows each figure at 96 CSS px per inch
+FONT_PT = 10  # every label, tick and legend; no text under MIN_FONT_PT at display size
+MIN_FONT_PT = 9
+SIZE = (6.4, 4.0)  # inches, the default figure; wider ones set their own
+MAX_WIDTH = 9.0  # inches: the report's text column is 60 rem = 960 CSS px = 10 in
+
+STYLE = {
+    "font.size": FONT_PT,
+    "axes.titlesize": FONT_PT + 1,
+    "axes.labelsize": FONT_PT,
+    "xtick.labelsize": MIN_FONT_PT,
+    "ytick.labelsize": MIN_FONT_PT,
+    "legend.fontsize": MIN_FONT_PT,
+    "figure.titlesize": FONT_PT + 1,
+    "svg.hashsalt": "lecture17",  # fixed ids, should a figure ever be saved as SVG
+}
+
+
+def _legend_below(fig, ax=None, ncols=2, handles=None, labels=None):
+    """A legend under the axes (constrained layout makes room), so it covers no data."""
+    if handles is None:
+        handles, labels = (ax or fig.axes[0]).get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center", ncols=ncols, frameon=False)
+
+
+def _legend_right(fig, handles, labels):
+    fig.legend(handles, labels, loc="outside right upper", frameon=False)
 
 
 def _pivot(table, quantity, index, columns):
@@ -32,8 +64,8 @@ def pe_heatmap(table, ax):
     )
     ax.set_xlabel("dimension")
     ax.set_ylabel("position")
-    ax.set_title(f"Sinusoidal PE (d_model = {grid.shape[1]}, {grid.shape[0]} positions)")
-    ax.figure.colorbar(image, ax=ax)
+    ax.set_title(f"Sinusoidal PE ($d_{{model}}$ = {grid.shape[1]}, {grid.shape[0]} positions)")
+    ax.figure.colorbar(image, ax=ax, label="PE value")
 
 
 def _series(table, quantity, x, by, where=None):
@@ -48,31 +80,40 @@ def _series(table, quantity, x, by, where=None):
     return out
 
 
+SENSITIVITY_NAMES = {"rnn": "RNN", "attention": "self-attention"}
+
+
 def sensitivity_by_distance(table, ax):
     """01.4 (§1.2): ‖∂y_last/∂x_j‖ against distance, log scale; RNN decays, attention does not."""
-    for model, (x, mean, lo, hi) in _series(table, "sensitivity", "distance", "model").items():
-        ax.semilogy(x, mean, label=model)
+    series = _series(table, "sensitivity", "distance", "model")
+    for model, (x, mean, lo, hi) in series.items():
+        ax.semilogy(x, mean, label=SENSITIVITY_NAMES.get(model, model))
         ax.fill_between(x, lo, hi, alpha=0.2)
-    ax.set_xlabel("distance from the last position")
-    ax.set_ylabel("Jacobian norm (mean over seeds, min-max band)")
-    ax.set_title("Path length: sensitivity of the last output to input j")
-    ax.legend()
+    last = int(max(x.max() for x, *_ in series.values()))
+    ax.set_xlabel(f"distance from the last position ({last} = the first word)")
+    ax.set_ylabel(rf"$\Vert\partial y_{{{last}}}/\partial x_j\Vert_F$")
+    ax.set_title("Path length: how much the last output depends on input $j$")
+    _legend_below(ax.figure, ax, ncols=2)
 
 
 def saturation_by_dk(table, ax):
     """02.2 (§4.3): share of saturated softmax rows and the Jacobian norm against d_k."""
     twin = ax.twinx()
-    for scaled, (x, mean, _, _) in _series(table, "fraction_saturated", "d_k", "scaled").items():
-        ax.semilogx(x, mean, "o-", base=2, label=f"max weight > 0.99 ({scaled})")
+    fractions = _series(table, "fraction_saturated", "d_k", "scaled")
+    for scaled, (x, mean, _, _) in fractions.items():
+        ax.semilogx(x, mean, "o-", base=2, label=f"share of rows with max weight > 0.99, {scaled}")
     for scaled, (x, mean, _, _) in _series(table, "jacobian_norm", "d_k", "scaled").items():
-        twin.semilogx(x, mean, "s--", base=2, label=f"softmax Jacobian norm ({scaled})")
-    ax.set_xlabel("d_k")
-    ax.set_ylabel("share of saturated rows")
-    twin.set_ylabel("mean Frobenius norm of J")
-    ax.set_title("Softmax saturation without the 1/sqrt(d_k) scale")
-    lines = ax.get_legend_handles_labels()
-    twin_lines = twin.get_legend_handles_labels()
-    ax.legend(lines[0] + twin_lines[0], lines[1] + twin_lines[1], fontsize=8, loc="center left")
+        twin.semilogx(x, mean, "s--", base=2, label=rf"$\Vert J\Vert_F$ of the softmax, {scaled}")
+    ax.set_xticks(sorted({int(d_k) for x, *_ in fractions.values() for d_k in x}))
+    ax.get_xaxis().set_major_formatter("{x:.0f}")
+    ax.get_xaxis().set_minor_formatter("")
+    ax.set_xlabel("$d_k$")
+    ax.set_ylabel("share of saturated rows (circles)")
+    twin.set_ylabel(r"mean $\Vert J\Vert_F$ (squares)")
+    ax.set_title(r"Softmax saturation without the $1/\sqrt{d_k}$ scale")
+    lines, labels = ax.get_legend_handles_labels()
+    twin_lines, twin_labels = twin.get_legend_handles_labels()
+    _legend_below(ax.figure, handles=lines + twin_lines, labels=labels + twin_labels)
 
 
 def _job_value(table, quantity, **labels) -> float:
@@ -83,11 +124,15 @@ def _job_value(table, quantity, **labels) -> float:
     return float(rows["mean"].iloc[0])
 
 
+OPTIMIZER_NAMES = {"adam": "Adam", "sgd": "SGD"}
+
+
 def lookup_curves(table, ax):
     """02.3 (§4.4): accuracy after 600 steps against the learning rate — the usable lr range;
     one panel per optimizer, one colour per d_k, scaled solid, unscaled dashed."""
     fig = ax.figure
     ax.remove()  # one panel per optimizer instead of the single axes draw() made
+    fig.set_size_inches(8.6, 4.2)
     optimizers = list(dict.fromkeys(table["optimizer"]))
     panels = fig.subplots(1, len(optimizers), sharey=True, squeeze=False)[0]
     chance = _job_value(table, "chance")
@@ -98,15 +143,17 @@ def lookup_curves(table, ax):
                 lr, mean, _, _ = _series(table, "final_accuracy", "lr", "optimizer", cell)[
                     optimizer
                 ]
-                panel.semilogx(lr, mean, style, color=f"C{colour}", label=f"d_k={d_k} {name}")
-        panel.axhline(0.9, color="black", linewidth=0.8, linestyle=":")
-        panel.axhline(chance, color="grey", linewidth=0.8, linestyle=":")
-        panel.set_title(optimizer)
+                panel.semilogx(lr, mean, style, color=f"C{colour}", label=f"$d_k$ = {d_k}, {name}")
+        panel.axhline(0.9, color="black", linewidth=0.8, linestyle=":", label="90 % target")
+        panel.axhline(
+            chance, color="grey", linewidth=0.8, linestyle="-.", label=f"chance {chance:.4g}"
+        )
+        panel.set_title(OPTIMIZER_NAMES.get(optimizer, optimizer))
         panel.set_xlabel("learning rate")
-    panels[0].legend(fontsize=7, loc="lower left")  # Adam's panel has room at the bottom
-    panels[0].set_ylabel(f"test accuracy (0.9 target, chance {chance:.4f})")
+    panels[0].set_ylabel("test accuracy")
     steps = int(table[table["quantity"] == "accuracy"]["step"].astype(int).max())
     fig.suptitle(f"Look-up task: accuracy after {steps} steps vs learning rate")
+    _legend_right(fig, *panels[0].get_legend_handles_labels())
 
 
 def previous_token_weight(table, ax):
@@ -114,10 +161,15 @@ def previous_token_weight(table, ax):
     rows = table[table["quantity"] == "mean_weight_previous"]
     beta = rows["beta"].astype(float)
     ax.semilogx(beta, rows["mean"], "o-", base=2)
-    ax.set_xlabel("beta")
-    ax.set_ylabel("mean weight on position i-1")
+    ax.set_xlabel(r"$\beta$")
+    ax.set_ylabel("mean weight on position $i-1$")
     ax.set_ylim(0, 1)
-    ax.set_title(f"A previous-token head from PE alone ({len(rows)} values of beta)")
+    ax.set_title(
+        rf"A previous-token head from PE alone: $W^Q = \beta M_{{-1}}$ ({len(rows)} values)"
+    )
+
+
+SETUP_NAMES = {"post_ln": "Post-LN", "pre_ln": "Pre-LN", "post_ln_warmup": "Post-LN + warmup"}
 
 
 def ln_curves(table, ax):
@@ -129,12 +181,15 @@ def ln_curves(table, ax):
         curves = _series(table, "accuracy", "step", "setup", {"lr": lr})
         for colour, setup in enumerate(setups):
             step, mean, _, _ = curves[setup]
-            ax.plot(step, mean, style, color=f"C{colour}", label=f"{setup}, lr={lr}")
+            name = SETUP_NAMES.get(setup, setup)
+            ax.plot(step, mean, style, color=f"C{colour}", label=f"{name}, lr {float(lr):g}")
     ax.axhline(chance, color="grey", linewidth=0.8, linestyle=":", label=f"chance {chance:g}")
     ax.set_xlabel("training step")
     ax.set_ylabel("per-position test accuracy")
-    ax.set_title(f"In-place reversal: {', '.join(setups)} (Adam)")
-    ax.legend(fontsize=7)
+    names = ", ".join(SETUP_NAMES.get(s, s) for s in setups)
+    ax.figure.suptitle(f"In-place reversal: {names} (Adam)")
+    ax.figure.set_size_inches(7.6, 4.0)
+    _legend_right(ax.figure, *ax.get_legend_handles_labels())
 
 
 # §9 (05.x): one colour and name per model, the same in every figure
@@ -169,11 +224,12 @@ def accuracy_by_length(table, ax):
     ax.set_xticks(sorted(table["seq_len"].astype(int).unique()))
     ax.get_xaxis().set_major_formatter("{x:.0f}")
     ax.set_ylim(-0.03, 1.03)
-    ax.set_xlabel("sequence length L")
+    ax.set_xlabel("sequence length $L$")
     ax.set_ylabel("accuracy (greedy decoding)")
     seeds = table["n_seeds"].max()
-    ax.set_title(f"Reversal: accuracy vs L (mean of {seeds} seeds, bars = min-max)")
-    ax.legend(fontsize=7, loc="lower left")
+    ax.set_title(f"Reversal: accuracy vs $L$ (mean of {seeds} seeds, bars = min–max)")
+    ax.figure.set_size_inches(6.4, 4.8)
+    _legend_below(ax.figure, ax, ncols=2)
 
 
 def accuracy_by_position(table, ax):
@@ -186,36 +242,38 @@ def accuracy_by_position(table, ax):
         ax.fill_between(x, lo, hi, color=colour, alpha=0.2)
     ax.axhline(CHANCE_05, color="grey", ls=":", label="chance (10 symbols)")
     ax.set_ylim(-0.03, 1.03)
-    ax.set_xlabel(f"output position t (1-based; copies input position {L} + 1 - t)")
+    ax.set_xlabel(f"output position $t$ (copies input position {L} + 1 − $t$)")
     ax.set_ylabel("accuracy")
     seeds = table["n_seeds"].max()
-    ax.set_title(f"Where the errors are: L = {L} (mean of {seeds} seeds, band = min-max)")
-    ax.legend(fontsize=8)
+    ax.set_title(f"Where the errors are: $L$ = {L} (mean of {seeds} seeds, band = min–max)")
+    _legend_below(ax.figure, ax, ncols=2)
+
+
+ATTENTION_ROWS = {  # row of 05.3's figure: (heading, x label, y label)
+    "cross": ("Encoder–decoder (cross) attention", "source position $j$", "output step $t$"),
+    "decoder": ("Decoder self-attention", "prefix position (0 = BOS)", "query $t$"),
+    "encoder": ("Encoder self-attention", "key position", "query position"),
+}
 
 
 def _attention_panels(table):
-    """Rows of (title, x label, y label, map) for 05.3: cross-attention heads and the GRU's
-    attention, then the decoder's and the encoder's self-attention heads."""
+    """{row: [(panel title, map)]} for 05.3: the cross-attention heads and the GRU's attention,
+    the decoder's and the encoder's self-attention heads (rows that have no map are left out)."""
     maps = table[table["quantity"] == "map"]
     rows = {"cross": [], "decoder": [], "encoder": []}
     for (model, block, head), group in maps.groupby(["model", "block", "head"], sort=False):
         group = group.assign(query=group["query"].astype(int), key=group["key"].astype(int))
         grid = group.pivot(index="query", columns="key", values="mean").sort_index()
         grid = grid.sort_index(axis=1).to_numpy()  # (n_queries, n_keys)
-        name = _model_style(model)[0]
         if block.endswith("cross_attn"):
-            label = f"{name}: cross-attn" + (f" head {head}" if model == "transformer" else "")
-            rows["cross"].append((label, "source position j", "output step t", grid))
+            title = f"head {head}" if model == "transformer" else _model_style(model)[0]
+            rows["cross"].append((title, grid))
         elif block.startswith("decoder"):
-            rows["decoder"].append(
-                (f"decoder self-attn head {head}", "prefix position (0 = BOS)", "query t", grid)
-            )
+            rows["decoder"].append((f"head {head}", grid))
         else:
-            rows["encoder"].append(
-                (f"encoder self-attn head {head}", "key position", "query position", grid)
-            )
-    cross = sorted(rows["cross"], key=lambda p: not p[0].startswith("Transformer"))
-    return [r for r in (cross, rows["decoder"], rows["encoder"]) if r]
+            rows["encoder"].append((f"head {head}", grid))
+    rows["cross"].sort(key=lambda p: not p[0].startswith("head"))  # the Transformer's first
+    return {name: panels for name, panels in rows.items() if panels}
 
 
 def attention_maps(table, ax):
@@ -223,41 +281,49 @@ def attention_maps(table, ax):
     from matplotlib.ticker import MaxNLocator
 
     rows = _attention_panels(table)
-    n_cols = max(len(r) for r in rows)
-    n_cols += all(len(r) == n_cols for r in rows)  # a free slot for the colour bar
+    n_cols = max(len(panels) for panels in rows.values())
     fig = ax.figure
     ax.remove()
-    fig.set_size_inches(2.3 * n_cols, 2.4 * len(rows) + 0.4)
-    axes = fig.subplots(len(rows), n_cols, squeeze=False)
-    for panel_row, row in zip(axes, rows, strict=True):
-        for panel, (title, x_label, y_label, grid) in zip(panel_row, row, strict=False):
+    fig.set_size_inches(min(MAX_WIDTH, 1.75 * n_cols + 0.9), 2.55 * len(rows) + 0.5)
+    for subfig, (name, panels) in zip(fig.subfigures(len(rows), 1), rows.items(), strict=True):
+        heading, x_label, y_label = ATTENTION_ROWS[name]
+        axes = subfig.subplots(1, n_cols, squeeze=False)[0]
+        for i, (panel, (title, grid)) in enumerate(zip(axes, panels, strict=False)):
             image = panel.imshow(grid, vmin=0, vmax=1, cmap="viridis", interpolation="nearest")
-            panel.set_title(title, fontsize=7)
-            panel.set_xlabel(x_label, fontsize=6)
-            panel.set_ylabel(y_label, fontsize=6)
-            panel.tick_params(labelsize=5)
-            panel.xaxis.set_major_locator(MaxNLocator(integer=True))
-            panel.yaxis.set_major_locator(MaxNLocator(integer=True))
-        for panel in panel_row[len(row) :]:
+            panel.set_title(title)
+            panel.set_xlabel(x_label if i == 0 else "")
+            panel.set_ylabel(y_label if i == 0 else "")
+            panel.xaxis.set_major_locator(MaxNLocator(nbins=3, integer=True))
+            panel.yaxis.set_major_locator(MaxNLocator(nbins=3, integer=True))
+        for panel in axes[len(panels) :]:
             panel.axis("off")
-    # the bar lives inside the last (empty) panel, so draw()'s tight_layout can place it
-    bar = axes[-1][-1].inset_axes([0.1, 0.0, 0.08, 1.0])
-    fig.colorbar(image, cax=bar, label="mean weight")
-    L = rows[0][0][3].shape[1]
-    fig.suptitle(f"Mean attention weights, reversal of L = {L} (anti-diagonal = mirror position)")
+        subfig.suptitle(heading)
+        subfig.colorbar(image, ax=axes[: len(panels)].tolist(), label="weight", shrink=0.85)
+    L = next(iter(rows.values()))[0][1].shape[1]
+    fig.suptitle(f"Mean attention weights, reversal of $L$ = {L} (anti-diagonal = mirror)")
+
+
+def _minor(y: float, keep) -> str:
+    """The label of a minor log tick at y: its value if its leading digit is one to keep."""
+    leading = round(y / 10 ** math.floor(math.log10(y) + 1e-9))
+    return f"{y:g}" if leading in keep else ""
 
 
 def _step_time_axes(ax, lengths):
     """Log-log axes for ms per step against L, ticks at the measured lengths."""
+    from matplotlib.ticker import FuncFormatter
+
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     ax.set_xticks(sorted(lengths.astype(int).unique()))
     ax.get_xaxis().set_major_formatter("{x:.0f}")
     ax.get_yaxis().set_major_formatter("{x:g}")
     low, high = ax.get_ylim()
-    if high / low < 10:  # under a decade there is no major tick to read: label the minor ones
-        ax.get_yaxis().set_minor_formatter("{x:g}")
-    ax.set_xlabel("sequence length L")
+    # under two decades the major ticks are too few to read: label some minor ones too (all of
+    # them under one decade, else 2, 3 and 5), in plain numbers, not matplotlib's 6×10¹
+    keep = range(1, 10) if high / low < 10 else (2, 3, 5) if high / low < 100 else ()
+    ax.get_yaxis().set_minor_formatter(FuncFormatter(lambda y, _: _minor(y, keep)))
+    ax.set_xlabel("sequence length $L$")
     ax.set_ylabel("ms per training step (log scale)")
 
 
@@ -268,7 +334,7 @@ def step_time_by_length(table, ax):
         ax.plot(x, mean, "o-", color=colour, label=name)
     _step_time_axes(ax, table["seq_len"])
     ax.set_title("Training step time on this machine (CPU, 1 thread; machine-dependent)")
-    ax.legend()
+    _legend_below(ax.figure, ax, ncols=3)
 
 
 # PyTorch's own models (06.3) in their counterpart's colour, dashed
@@ -280,7 +346,7 @@ def gpu_step_time_by_length(table, ax):
     fig = ax.figure
     ax.remove()
     sizes = list(dict.fromkeys(table["d_model"].astype(int)))  # the config's order
-    fig.set_size_inches(5.2 * len(sizes), 4.4)
+    fig.set_size_inches(min(MAX_WIDTH, 4.3 * len(sizes)), 4.6)
     axes = fig.subplots(1, len(sizes), squeeze=False, sharey=True)[0]
     for panel, d_model in zip(axes, sizes, strict=True):
         rows = table[table["d_model"].astype(int) == d_model]
@@ -293,11 +359,11 @@ def gpu_step_time_by_length(table, ax):
                 panel.plot(x, mean, "o-", color=colour, label=name)
         _step_time_axes(panel, rows["seq_len"])
         precision = rows["precision"].iloc[0]
-        panel.set_title(f"d_model = {d_model}, 1 + 1 layers, {precision}")
+        panel.set_title(f"$d_{{model}}$ = {d_model}, 1 + 1 layers, {precision}")
     for panel in axes[1:]:
         panel.set_ylabel("")
-    axes[0].legend(fontsize="small")
     fig.suptitle(f"Training step time on {table['device_name'].iloc[0]} (machine-dependent)")
+    _legend_below(fig, axes[0], ncols=3)
 
 
 # name -> (demo whose table it draws, function)
@@ -315,44 +381,74 @@ FIGURES = {
     "06.3_gpu_step_time": ("06.3", gpu_step_time_by_length),
 }
 
+# The lecture section each figure belongs to: the report numbers it by it (图 4.3 Figure 4.3).
+SECTIONS = {
+    "01.4_sensitivity": "1.2",
+    "02.2_saturation": "4.3",
+    "02.3_lookup_curves": "4.4",
+    "03.1_pe_heatmap": "6.2",
+    "03.4_previous_token": "6.4",
+    "04.3_ln_curves": "7.5",
+    "05.1_accuracy_by_length": "9.2",
+    "05.2_accuracy_by_position": "9.3",
+    "05.3_attention_maps": "9.4",
+    "05.4_step_time": "9.5",
+    "06.3_gpu_step_time": "9.5",
+}
+
 
 # What the report prints under each figure (the figures themselves are labelled in English).
 CAPTIONS = {
     "01.4_sensitivity": (
-        "图：最后一个输出对第 j 个输入的敏感度（对数坐标）。"
+        "最后一个输出对第 j 个输入的敏感度（对数坐标）。"
         "RNN 随距离按指数衰减，自注意力和距离无关。"
+        "The last output's sensitivity to input j: the RNN's decays exponentially with the "
+        "distance, self-attention's does not."
     ),
     "02.2_saturation": (
-        "图：不缩放时，d_k 越大，softmax 饱和（最大权重 > 0.99）的比例越高、"
+        "不缩放时，d_k 越大，softmax 饱和（最大权重 > 0.99）的比例越高、"
         "雅可比范数越小；缩放后两者都不随 d_k 变。"
+        "Unscaled, more rows saturate and the Jacobian shrinks as d_k grows; scaled, neither "
+        "changes."
     ),
     "02.3_lookup_curves": (
-        "图：查字典任务训练 600 步后的测试准确率随学习率的变化（能用的学习率范围）。"
+        "查字典任务训练后的测试准确率随学习率的变化（能用的学习率范围）。"
         "左 Adam、右 SGD；实线缩放、虚线不缩放，颜色是 d_k；点线是 90% 和瞎猜。"
+        "Accuracy at the end of training against the learning rate: the usable range."
     ),
-    "03.1_pe_heatmap": "图：正弦位置编码的热图。左边高频的维度变化很快，右边低频的维度几乎不变。",
+    "03.1_pe_heatmap": (
+        "正弦位置编码的热图。左边高频的维度变化很快，右边低频的维度几乎不变。"
+        "Sinusoidal PE: fast dimensions on the left, slow ones on the right."
+    ),
     "03.4_previous_token": (
-        "图：只用位置编码、W^Q = β M₋₁ 时，放在前一个位置上的平均权重随 β 变“硬”。"
+        "只用位置编码、W^Q = β M₋₁ 时，放在前一个位置上的平均权重随 β 变“硬”。"
+        "The weight on the previous position hardens as β grows."
     ),
     "04.3_ln_curves": (
-        "图：6 层编码器做原地反转时，逐位置准确率随步数的变化。实线 lr 1e−2、虚线 lr 1e−3；"
-        "灰色点线是瞎猜。"
+        "6 层编码器做原地反转时，逐位置准确率随步数的变化。实线 lr 1e−2、虚线 lr 1e−3；"
+        "灰色点线是瞎猜。Per-position accuracy against the training step."
     ),
     "05.1_accuracy_by_length": (
-        "图：整句（实线）和逐词（虚线，含 EOS）准确率随 L 的变化，误差棒是种子间的最小–最大。"
+        "整句（实线）和逐词（虚线，含 EOS）准确率随 L 的变化，误差棒是种子间的最小–最大。"
+        "Whole-sequence and per-token accuracy against L."
     ),
     "05.2_accuracy_by_position": (
-        "图：每个输出位置 t（从 1 数起，复制输入的第 L + 1 − t 个词）的准确率，"
-        "阴影是种子间的最小–最大。"
+        "每个输出位置 t（从 1 数起，复制输入的第 L + 1 − t 个词）的准确率，"
+        "阴影是种子间的最小–最大。Accuracy at each output position."
     ),
     "05.3_attention_maps": (
-        "图：平均注意力权重。第一行：Transformer 的编码器-解码器注意力各头和 GRU + 注意力"
+        "平均注意力权重。第一行：Transformer 的编码器-解码器注意力各头和 GRU + 注意力"
         "（反对角线 = 镜像位置）；第二行：解码器自注意力；第三行：编码器自注意力。"
+        "Mean attention weights: cross-attention, decoder and encoder self-attention."
     ),
-    "05.4_step_time": "图：每步训练耗时随 L 的变化（对数坐标，CPU 单线程，因机器而异）。",
+    "05.4_step_time": (
+        "每步训练耗时随 L 的变化（对数坐标，CPU 单线程，因机器而异）。"
+        "Training step time against L on this machine."
+    ),
     "06.3_gpu_step_time": (
-        "图：GPU 上每步训练耗时随 L 的变化（对数坐标，因机器而异）。实线是我们的三个模型，"
+        "GPU 上每步训练耗时随 L 的变化（对数坐标，因机器而异）。实线是我们的三个模型，"
         "虚线是 PyTorch 自带的同尺寸模型（nn.Transformer、nn.GRU）；左右两栏是两种模型宽度。"
+        "Training step time on a GPU, two model widths."
     ),
 }
 
@@ -364,7 +460,8 @@ def caption(name: str) -> str:
     return (FIGURES[name][1].__doc__ or name).strip().splitlines()[0]
 
 
-def draw(name: str, table_path: Path, out: Path) -> None:
+def figure(name: str, table):
+    """The matplotlib Figure `name` drawn from its seed-averaged table (not saved)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -372,12 +469,20 @@ def draw(name: str, table_path: Path, out: Path) -> None:
 
     if name not in FIGURES:
         raise ValueError(f"unknown figure {name!r}; expected one of {sorted(FIGURES)}")
-    fig, ax = plt.subplots(figsize=(7, 4.2), dpi=110)
-    FIGURES[name][1](read_tables([table_path])[table_path.stem], ax)  # timings merged in
-    fig.tight_layout()
+    with plt.rc_context(STYLE):
+        fig, ax = plt.subplots(figsize=SIZE, dpi=DPI, layout="constrained")
+        FIGURES[name][1](table, ax)
+    return fig
+
+
+def draw(name: str, table_path: Path, out: Path) -> None:
+    import matplotlib.pyplot as plt
+
+    fig = figure(name, read_tables([table_path])[table_path.stem])  # timings merged in
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(f".{out.name}.tmp.png")
-    fig.savefig(tmp, metadata={"Software": None})  # no version string, no timestamp
+    with plt.rc_context(STYLE):
+        fig.savefig(tmp, dpi=DPI, metadata={"Software": None})  # no version, no timestamp
     plt.close(fig)
     tmp.replace(out)
 

@@ -2,7 +2,8 @@
 
     python -m lecture17 reference      (after a full build; `make reference` does both)
 
-copies results/tables/*.csv, the config and the rendered report into report/reference/, and
+copies results/tables/*.csv, the config, the rendered report (Markdown, and the self-contained
+HTML a student opens straight from a clone) and its figures into report/reference/, and
 rewrites the README's section between the two `results` markers from the same ledger
 evaluation the report uses, so the README never drifts from the report. Never edit either by
 hand.
@@ -115,15 +116,21 @@ def readme_section(reference: Path, ledger_path: Path) -> str:
     return results_section(outcomes, build.demos)
 
 
+def _copy_folder(files, folder: Path) -> None:
+    """`folder` holds exactly these files afterwards (a stale one would outlive its build)."""
+    if folder.exists():
+        shutil.rmtree(folder)
+    folder.mkdir(parents=True)
+    for path in sorted(files):
+        shutil.copy2(path, folder / path.name)
+
+
 def write_reference(root: Path = Path(".")) -> None:
     reference = root / "report" / "reference"
-    tables = reference / "tables"
-    if tables.exists():
-        shutil.rmtree(tables)
-    tables.mkdir(parents=True)
-    for csv in sorted((root / "results" / "tables").glob("*.csv")):
-        shutil.copy2(csv, tables / csv.name)
+    _copy_folder((root / "results" / "tables").glob("*.csv"), reference / "tables")
+    _copy_folder((root / "report" / "figures").glob("*.png"), reference / "figures")  # the .md's
     shutil.copy2(root / "report" / "lecture17.md", reference / "lecture17.md")
+    shutil.copy2(root / "report" / "lecture17.html", reference / "lecture17.html")  # figures in it
     shutil.copy2(root / "results" / "config.yaml", reference / "config.yaml")  # what diff reads
     readme = root / "README.md"
     section = readme_section(reference, root / "report" / "ledger")

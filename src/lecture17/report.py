@@ -2,33 +2,41 @@
 
     python -m lecture17.report --tables results/tables/*.csv --figures report/figures/*.png \
         --ledger report/ledger --views report/views \
-        --template report/templates/lecture17.md.j2 \
+        --template report/templates/lecture17.md.j2 --page report/templates/lecture17.html.j2 \
         --config config/config.yaml --out-md report/lecture17.md --out-html report/lecture17.html
 
 Everything in the report is computed from the aggregated tables; the lecture's values come from
 the ledger. Nothing depends on the date, the path or the host, except the block marked
 machine-dependent (timings, CPU), which a diff of two reports skips.
+
+The template is rendered twice from the same tables and verdicts: as Markdown (the file diffs
+read; formulas stay `$…$`) and in an HTML flavour that report_html turns into the web page
+(claims as cards with their check folded away, MathML, anchors, a table of contents).
 """
 
 import argparse
-import base64
 import hashlib
 import re
 import shutil
+import struct
 import sys
 from pathlib import Path
 
-import markdown
 import yaml
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 from lecture17 import ledger as ledger_mod
+from lecture17 import report_claims as claims_mod
 from lecture17.aggregate import read_tables
+from lecture17.figures import DPI, SECTIONS
 from lecture17.figures import caption as figure_caption
 from lecture17.provenance import machine_info, reproducible_info
+from lecture17.report_html import to_html
+from lecture17.worked_examples import INPUTS
 
 MACHINE_BEGIN = "<!-- machine-dependent:begin -->"
 MACHINE_END = "<!-- machine-dependent:end -->"
+STATS = ("mean", "min", "max", "std", "n_seeds")
 
 
 # -----------------------------------------------------------------------------
@@ -68,7 +76,14 @@ def _filter(table, view):
     return rows
 
 
-def render_view(table, view) -> str:
+def row_key(table, r) -> tuple:
+    """A row's labels, quantity included: the key the ledger's Outcome.cells uses."""
+    return tuple(r[c] for c in table.columns if c not in ("demo", *STATS))
+
+
+def view_grid(table, view, lecture=None, html=False) -> dict:
+    """A view as {corner, columns, rows: [(label, [cells])]}; `lecture` maps row keys to the
+    lecture's value, printed beside ours in that cell."""
     rows = _filter(table, view)
     if rows.empty:
         raise ValueError(f"view {view.get('title')!r} selects no rows")
@@ -81,17 +96,151 @@ def render_view(table, view) -> str:
     for _, r in rows.iterrows():
         cell_fmt = fmt.get(r["quantity"], ".3g") if isinstance(fmt, dict) else fmt
         key = (tuple(r[c] for c in index), tuple(r[c] for c in columns))
-        cells[key] = fmt_cell(r, cell_fmt)
+        text = fmt_cell(r, cell_fmt)
+        quoted = (lecture or {}).get(row_key(table, r))
+        cells[key] = beside_lecture(text, quoted, html) if quoted else text
     labels = view.get("labels", {})
-    header = [" · ".join(labels.get(c, c) for c in index) or " "]
-    header += [" · ".join(labels.get(v, v) for v in ck) or "值 value" for ck in col_keys]
-    header = [cell(h) for h in header]
+    return {
+        "keys": col_keys,
+        "by_quantity": index == ["quantity"],  # the row labels name what each row is
+        "corner": " · ".join(labels.get(c, c) for c in index) or " ",
+        "columns": [" · ".join(labels.get(v, v) for v in ck) or "值 value" for ck in col_keys],
+        "rows": [
+            (
+                " · ".join(labels.get(v, v) for v in rk),
+                [cells.get((rk, ck), "—") for ck in col_keys],
+            )
+            for rk in row_keys
+        ],
+    }
+
+
+def markdown_table(grid: dict) -> str:
+    header = [cell(h) for h in [grid["corner"], *grid["columns"]]]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    for rk in row_keys:
-        line = [cell(" · ".join(labels.get(v, v) for v in rk))]
-        line += [cells.get((rk, ck), "—") for ck in col_keys]
-        lines.append("| " + " | ".join(line) + " |")
+    for label, cells in grid["rows"]:
+        lines.append("| " + " | ".join([cell(label), *cells]) + " |")
     return "\n".join(lines)
+
+
+def render_view(table, view) -> str:
+    return markdown_table(view_grid(table, view))
+
+
+def _same_number(ours: str, lecture: str) -> bool:
+    """Ours (its mean, before any "(min–max)") prints the lecture's number: 0.614 = 0.614,
+    2.0 = 2 (the lecture dropped the zero), 76% = 76%, 1,050,624 = 1,050,624."""
+
+    def number(text: str) -> float:
+        text = text.split(" (")[0].replace(" ", "").replace("−", "-").replace(",", "")
+        return float(text[:-1]) / 100 if text.endswith("%") else float(text)
+
+    try:
+        return number(ours) == number(lecture)
+    except ValueError:
+        return False
+
+
+def beside_lecture(ours: str, lecture: str, html: bool) -> str:
+    """A cell the lecture quotes: ours, then the lecture's value (or "= 讲义" where equal)."""
+    quoted = "= 讲义" if _same_number(ours, lecture) else f"讲义 lecture {lecture}"
+    return f'{ours}<span class="lec">{quoted}</span>' if html else f"{ours}（{quoted}）"
+
+
+def fold(grid: dict, foldable=()) -> tuple[dict | None, list[str]]:
+    """A one-row table becomes a line; a column the view marks `fold` (a setting such as the
+    number of learning rates swept) becomes a fact where it has one value in every row."""
+    if len(grid["rows"]) == 1:
+        (label, cells), corner = grid["rows"][0], grid["corner"].strip()
+        head = f"{corner} = {label}" if corner and label and not grid.get("by_quantity") else label
+        if grid["columns"] == ["值 value"]:
+            return None, [f"{head}：{cells[0]}" if head else cells[0]]
+        pairs = [f"{c}：{v}" for c, v in zip(grid["columns"], cells, strict=True)]
+        return None, ([head] if head else []) + pairs
+    constant = [
+        j
+        for j, key in enumerate(grid["keys"])
+        if set(map(str, key)) & set(map(str, foldable))
+        and len({cells[j] for _, cells in grid["rows"]}) == 1
+    ]
+    if not constant or len(constant) == len(grid["columns"]):
+        return grid, []
+    value = grid["rows"][0][1]
+    facts = [f"{grid['columns'][j]}：{value[j]}（每行相同 in every row）" for j in constant]
+    keep = [j for j in range(len(grid["columns"])) if j not in constant]
+    return {
+        **grid,
+        "keys": [grid["keys"][j] for j in keep],
+        "columns": [grid["columns"][j] for j in keep],
+        "rows": [(label, [cells[j] for j in keep]) for label, cells in grid["rows"]],
+    }, facts
+
+
+# -----------------------------------------------------------------------------
+# the lecture's values in our tables: the cells a claim reads, one lecture number each
+
+NUMBER = re.compile(r"[−-]?\d[\d,]*(\.\d+)?([eE][−+-]?\d+)?%?")
+
+
+def lecture_numbers(text: str) -> list[str] | None:
+    """ "(0.117, 0.648)" -> ["0.117", "0.648"], "L = 16：0.945 vs 0.937" -> ["0.945", "0.937"];
+    None unless every item is a plain number."""
+    text = str(text).rpartition("：")[2].strip().strip("()")
+    items = re.split(r",\s+|\s+vs\s+|\s+/\s+|\s*和\s*", text)
+    return items if all(NUMBER.fullmatch(i) for i in items) else None
+
+
+def lecture_cells(outcomes, tables) -> dict:
+    """{(demo, row key): the lecture's number} for claims whose shown values are table rows of
+    seed means, one lecture number each (a claim about the lowest seed is not the cell's mean)."""
+    found = {}
+    for o in outcomes:
+        e = o.entry
+        if o.status in ("cited", "missing", "gpu") or e["class"] in ("cited", "timing"):
+            continue
+        if "value" not in e and "values" not in e:
+            continue
+        selectors = ledger_mod._selectors(e)
+        shown = [selectors[n] for n in ledger_mod._show_names(e) or [next(iter(selectors))]]
+        numbers = lecture_numbers(e["lecture"])
+        if numbers is None or any(s.get("stat", "mean") != "mean" or "reduce" in s for s in shown):
+            continue
+        rows = [
+            (str(s.get("demo", e.get("demo"))), row_key(picked, r))
+            for s in shown
+            for picked in [ledger_mod.select(tables, s, e.get("demo"))]
+            for _, r in picked.iterrows()
+        ]
+        if len(numbers) == 1 and ledger_mod.steps_of(e) == [{"digits": {"each": True}}]:
+            numbers = numbers * len(rows)  # "each prints 0.797"
+        if len(rows) == len(numbers):
+            for cell_key, number in zip(rows, numbers, strict=True):
+                found.setdefault(cell_key, number)
+    return found
+
+
+# -----------------------------------------------------------------------------
+# figures: numbered by the lecture section they belong to, shown at their drawn size
+
+
+def figure_numbers(names) -> dict:
+    """{name: "4.3"}; two figures of one section are 9.5a and 9.5b."""
+    by_section = {}
+    for name in names:
+        by_section.setdefault(SECTIONS.get(name, "0"), []).append(name)
+    numbers = {}
+    for section, group in by_section.items():
+        for i, name in enumerate(group):
+            numbers[name] = section + ("abcdefgh"[i] if len(group) > 1 else "")
+    return numbers
+
+
+def css_width(path: Path) -> int:
+    """The figure's width in CSS px at its drawn size: PNG pixels × 96 / DPI."""
+    with open(path, "rb") as f:
+        header = f.read(24)
+    (pixels,) = struct.unpack(">I", header[16:20])
+    return round(pixels * 96 / DPI)
 
 
 # -----------------------------------------------------------------------------
@@ -102,68 +251,83 @@ def machine_dependent(text: str) -> str:
     return f"{MACHINE_BEGIN}\n\n{text}\n\n{MACHINE_END}"
 
 
-def claims_table(outcomes) -> str:
-    lines = [
-        "| 编号 id | § | 讲义的说法 claim | 讲义 lecture | 我们 ours | 结论 status | 说明 note |",
-        "|---|---|---|---|---|---|---|",
-    ]
-    for o in outcomes:
-        e = o.entry
-        status = ledger_mod.STATUS[o.status] + (f"：{o.reason}" if o.reason else "")
-        note = (f"[{e['flag']}] " if e.get("flag") else "") + e.get("note", "")
-        row = [e["id"], e["section"], e["claim"], e["lecture"], o.ours or "—", status, note]
-        lines.append("| " + " | ".join(cell(c) for c in row) + " |")
-    return "\n".join(lines)
-
-
-def timing_summary(outcomes) -> str:
-    """The timing claims' statuses and the ones that do not hold on this machine."""
-    timing = [o for o in outcomes if o.entry["class"] == "timing"]
-    counts = "，".join(
-        f"{ledger_mod.STATUS[s]} {sum(o.status == s for o in timing)}"
-        for s in dict.fromkeys(o.status for o in timing)
-    )
-    lines = [f"计时 timing（{len(timing)} 个 claims）：{counts}。"]
-    lines += [
-        f"- {o.entry['id']}（{o.entry['section']}）{o.entry['claim']}：讲义 lecture "
-        f"{o.entry['lecture']}，我们 ours {o.ours or '—'} — {o.reason}"
-        for o in timing
-        if o.status == "timing_fails"
-    ]
-    return "\n".join(lines)
-
-
 class Report:
-    """What the template can call: demo(id) renders a demo's tables, figures and claims."""
+    """What the template can call: demo(id) renders a demo's tables, figures and claims.
 
-    def __init__(self, tables, views, outcomes, figures, recorded=()):
+    `html`: the HTML flavour (claims as cards, links left as @@…@@ for report_html).
+    """
+
+    def __init__(self, tables, views, outcomes, figures, recorded=(), settings=None, html=False):
         self.tables, self.views, self.outcomes, self.figures = tables, views, outcomes, figures
         self.recorded = set(recorded)  # demos whose runs were recorded elsewhere (on a GPU)
+        self.settings = settings or {}  # the config's `demos`
+        self.html = html
+        self.lecture = lecture_cells(outcomes, tables)
+        self.numbers = figure_numbers(figures)
         self.shown = set()
 
     def demo(self, demo_id: str, exercises: bool = False) -> str:
         """A demo's views, figures and claims; claims about exercises wait for §13 unless asked."""
         if demo_id not in self.views and demo_id not in self.tables:
             return f"*（本次构建没有演示 {demo_id} demo {demo_id} is not in this build）*"
-        parts = []
-        for view in self.views.get(demo_id, []):
-            source = str(view.get("table", demo_id))
-            parts.append(
-                f"**{view['title']}**" + (f"（{view['note']}）" if view.get("note") else "")
-            )
-            if source in self.tables:
-                table = render_view(self.tables[source], view)
-                parts.append(machine_dependent(table) if view.get("machine_dependent") else table)
-            else:
-                parts.append(f"*（本次构建没有演示 {source} 的结果 not built）*")
-        for name, path in self.figures.items():
-            if name.split("_")[0] == demo_id:
-                parts.append(f"![{name}](figures/{Path(path).name})\n\n*{figure_caption(name)}*")
+        chosen = self._choose(demo=demo_id, exercises=exercises)
+        sources = {str(v.get("table", demo_id)) for v in self.views.get(demo_id, [])} | {demo_id}
+        trained = any(self.settings.get(d, {}).get("grid") for d in sources)
+        quoted = any(self.lecture_of(d) for d in sources)
+        reading, timing = claims_mod.reading_note(chosen, trained, quoted, self.html)
+        parts = [reading, machine_dependent(timing) if timing else "", self.inputs(demo_id)]
+        figures = [n for n in self.figures if n.split("_")[0] == demo_id]
+        for i, view in enumerate(self.views.get(demo_id, [])):
+            parts += self.view(view, demo_id, figures if i == 0 else [])
+        parts += [self.figure(name) for name in figures]
         parts.append(self.claims(demo=demo_id, exercises=exercises))
         return "\n\n".join(p for p in parts if p)
 
-    def claims(self, demo=None, section=None, exercises=True) -> str:
-        chosen = [
+    def view(self, view, demo_id: str, figures) -> list[str]:
+        source = str(view.get("table", demo_id))
+        title = f"**{view['title']}**" + (f"（{view['note']}）" if view.get("note") else "")
+        title += "".join(f"（见{self.figure_ref(n)} see the figure）" for n in figures)
+        if source not in self.tables:
+            return [title, f"*（本次构建没有演示 {source} 的结果 not built）*"]
+        grid = view_grid(self.tables[source], view, self.lecture_of(source), self.html)
+        grid, facts = fold(grid, view.get("fold", ()))
+        lines = [title] + (["；".join(facts) + "。"] if facts and grid else [])
+        if grid is None:
+            lines[0] += "：" + "；".join(facts) + "。"
+        body = markdown_table(grid) if grid else ""
+        if view.get("machine_dependent"):
+            return [machine_dependent("\n\n".join(p for p in [*lines, body] if p))]
+        return [*lines, body]
+
+    def lecture_of(self, demo: str) -> dict:
+        return {key: v for (d, key), v in self.lecture.items() if d == demo}
+
+    def figure_ref(self, name: str) -> str:
+        number = self.numbers[name]
+        if self.html:
+            return f'<a href="#fig-{number.replace(".", "-")}">图 {number} Figure {number}</a>'
+        return f"图 {number} Figure {number}"
+
+    def figure(self, name: str) -> str:
+        number, path = self.numbers[name], self.figures[name]
+        label = f"图 {number} Figure {number}"
+        if not self.html:
+            return f"![{label}](figures/{path.name})\n\n*{label} · {figure_caption(name)}*"
+        anchor = f"fig-{number.replace('.', '-')}"
+        return (  # a phone scales it to the screen; the link (#anchor) shows it at its drawn size
+            f'<figure id="{anchor}"><div class="figure">'
+            f'<img src="figures/{path.name}" width="{css_width(path)}" alt="{label}"></div>'
+            f"<figcaption><b>{label}</b> {figure_caption(name)} "
+            f'<a class="zoom" href="#{anchor}">看原大 full size</a></figcaption></figure>'
+        )
+
+    def inputs(self, demo_id: str) -> str:
+        if demo_id not in INPUTS or demo_id not in self.settings:
+            return ""
+        return INPUTS[demo_id](self.settings[demo_id]["settings"])
+
+    def _choose(self, demo=None, section=None, exercises=True) -> list:
+        return [
             o
             for o in self.outcomes
             if o.entry["id"] not in self.shown
@@ -171,16 +335,45 @@ class Report:
             and (section is None or o.entry["section"].startswith(section))
             and (exercises or not o.entry["section"].startswith("Ex"))
         ]
+
+    def claims(self, demo=None, section=None, exercises=True) -> str:
+        chosen = self._choose(demo, section, exercises)
         self.shown |= {o.entry["id"] for o in chosen}
+        render = claims_mod.claim_cards if self.html else claims_mod.claims_table
         stable = [o for o in chosen if o.entry["class"] != "timing"]
         timing = [o for o in chosen if o.entry["class"] == "timing"]
-        parts = [claims_table(stable)] if stable else []
+        parts = [render(stable)] if stable else []
         if timing:  # our timings change from run to run: keep them out of the diffable part
-            parts.append(machine_dependent(claims_table(timing)))
+            parts.append(machine_dependent(render(timing)))
         return "\n\n".join(parts)
 
     def remaining_claims(self) -> str:
         return self.claims()
+
+    def _split(self) -> tuple[list, list]:
+        """(claims whose verdicts are the same in every build on a machine, timings)."""
+        timing = [o for o in self.outcomes if o.entry["class"] == "timing"]
+        return [o for o in self.outcomes if o.entry["class"] != "timing"], timing
+
+    def summary_table(self) -> str:
+        """Claims per class and status; the timings' row apart, in a machine-dependent block."""
+        stable, timing = self._split()
+        parts = [claims_mod.summary_table(stable)]
+        if timing:
+            parts.append(machine_dependent(claims_mod.summary_table(timing)))
+        return "\n\n".join(parts)
+
+    def problems(self) -> str:
+        """Every claim that does not agree, by why; timings in a machine-dependent block."""
+        stable, timing = self._split()
+        parts = [claims_mod.problem_lists(stable, self.html)]
+        if timing_text := claims_mod.problem_lists(timing, self.html):
+            parts.append(machine_dependent(timing_text))
+        return "\n\n".join(p for p in parts if p) or "**所有数字都和讲义一致 Every claim agrees.**"
+
+    def section_claims(self, number: str) -> str:
+        """§11 / §12: every claim that section states, linked to where it is checked."""
+        return claims_mod.section_list(self.outcomes, number, self.html)
 
     def has(self, demo_id: str) -> bool:
         """Whether this build has the demo's table (a GPU-only demo is absent from CPU builds)."""
@@ -253,57 +446,29 @@ def render_markdown(template_path: Path, context: dict) -> str:
     return env.get_template(template_path.name).render(**context)
 
 
-HTML_HEAD = """<!DOCTYPE html>
-<html lang="zh-CN"><head><meta charset="utf-8">
-<title>Lecture 17 · Transformer Networks — 配套代码结果</title>
-<style>
-body {{ font-family: "Noto Sans CJK SC", "PingFang SC", sans-serif; max-width: 60em;
-       margin: 2em auto; padding: 0 1em; line-height: 1.6; color: #222; }}
-table {{ border-collapse: collapse; margin: 0.8em 0; font-size: 0.92em; }}
-th, td {{ border: 1px solid #ccc; padding: 0.25em 0.6em; text-align: left; }}
-th {{ background: #f3f3f3; }}
-img {{ max-width: 100%; }}
-code {{ background: #f6f6f6; padding: 0 0.2em; }}
-</style></head><body>
-{body}
-</body></html>
-"""
-
-
-def to_html(md_text: str, figure_dir: Path) -> str:
-    body = markdown.markdown(md_text, extensions=["tables", "fenced_code"], output_format="html")
-
-    def embed(match):
-        path = figure_dir / Path(match.group(1)).name
-        data = base64.b64encode(path.read_bytes()).decode("ascii")
-        return f'src="data:image/png;base64,{data}"'
-
-    body = re.sub(r'src="figures/([^"]+\.png)"', embed, body)
-    return HTML_HEAD.format(body=body)
-
-
 def build(args) -> tuple[str, str]:
     tables = read_tables(args.tables)  # each demo's timing table merged back in
     with open(args.config, encoding="utf-8") as f:
         demos = yaml.safe_load(f)["demos"]
     outcomes = ledger_mod.evaluate_all(ledger_mod.load_ledger(args.ledger), tables, demos)
     figures = {Path(p).stem: Path(p) for p in args.figures}
-    report = Report(tables, load_views(args.views), outcomes, figures, args.recorded)
+    views = load_views(args.views)
     context = {
-        "r": report,
         "outcomes": outcomes,
-        # timings change from run to run: their counts and failures stay in a machine block
-        "summary": ledger_mod.summary([o for o in outcomes if o.entry["class"] != "timing"]),
-        "machine_dependent_timing": machine_dependent(timing_summary(outcomes)),
         "counts": ledger_mod.reproduced(outcomes),
-        "STATUS": ledger_mod.STATUS,
         "reproducible": reproducible_info(args.config, args.code),
         "machine": machine_info(args.benchmarks),
         "MACHINE_BEGIN": MACHINE_BEGIN,
         "MACHINE_END": MACHINE_END,
     }
-    md_text = render_markdown(Path(args.template), context)
-    return md_text, to_html(md_text, Path(args.out_md).parent / "figures")
+    texts = []
+    for html in (False, True):
+        report = Report(tables, views, outcomes, figures, args.recorded, demos, html)
+        texts.append(render_markdown(Path(args.template), {**context, "r": report, "html": html}))
+    md_text, html_flavour = texts
+    figure_dir = Path(args.figures[0]).parent if args.figures else Path(args.out_md).parent
+    page = args.page or Path(args.template).with_name("lecture17.html.j2")
+    return md_text, to_html(html_flavour, figure_dir, page, (MACHINE_BEGIN, MACHINE_END))
 
 
 def main(argv=None) -> int:
@@ -315,6 +480,9 @@ def main(argv=None) -> int:
     p.add_argument("--ledger", type=Path, required=True)
     p.add_argument("--views", type=Path, required=True)
     p.add_argument("--template", type=Path, required=True)
+    p.add_argument(
+        "--page", type=Path, help="the HTML page (default: lecture17.html.j2 beside --template)"
+    )
     p.add_argument("--config", type=Path, required=True)
     p.add_argument("--benchmarks", type=Path, default=Path("benchmarks"))
     p.add_argument("--code", nargs="*", default=[], help="the source files the results came from")

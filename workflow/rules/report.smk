@@ -50,6 +50,7 @@ rule report:
         ledger=sorted(str(p) for p in Path("report/ledger").glob("*.[py]*")),
         views=sorted(str(p) for p in Path("report/views").glob("*.yaml")),
         template="report/templates/lecture17.md.j2",
+        page="report/templates/lecture17.html.j2",  # the web page around it (CSS, contents)
         config=os.path.relpath(workflow.configfiles[0]),
         code=ALL_CODE,
     output:
@@ -66,6 +67,6 @@ rule report:
         recorded=" ".join(RECORDED),  # tables from runs recorded on a GPU (report/measured/)
     shell:
         "python -m lecture17.report --tables {input.tables} --figures {input.figures} "
-        "--ledger report/ledger --views report/views --template {input.template} "
+        "--ledger report/ledger --views report/views --template {input.template} --page {input.page} "
         "--config {input.config} --code {input.code} --recorded {params.recorded} "
         "--out-md {output.md} --out-html {output.html} --out-config {output.config} 2> {log}"

@@ -1,0 +1,336 @@
+"""The report's verdicts in words: one sentence per claim, badges, counts and reading notes.
+
+Every sentence is built from a ledger entry (its claim and the lecture's value, as printed) and
+its evaluated Outcome (our value, the status, and each check step's Finding, whose text carries
+the numbers). Nothing here types a number. A hand-written `note` is shown beside the sentence
+only where it speaks about the lecture's text (the entry has a reading-aid `flag` or
+`expect: differs`); any other note may describe the build it was written on (a trained
+sample), so the page folds it into the claim's <details> and says so.
+
+Statuses are the ledger's (ledger.STATUS), plus one the page tells apart: `lecture_error`, a
+claim that differs where the ledger expects it to, because the lecture itself is wrong.
+"""
+
+import html
+
+import pandas as pd
+
+from lecture17 import ledger as ledger_mod
+
+LECTURE_ERROR = "lecture_error"
+LABELS = {**ledger_mod.STATUS, LECTURE_ERROR: "讲义有误 the lecture's own error"}
+SYMBOL = {  # the badge's sign: the verdict can be read without its colour
+    "same": "✓",
+    "precision": "✓",
+    "holds": "✓",
+    "echo": "↺",
+    "differs": "✗",
+    LECTURE_ERROR: "!",
+    "unresolved": "?",
+    "timing": "✓",
+    "timing_fails": "✗",
+    "missing": "–",
+    "gpu": "–",
+    "cited": "※",
+}
+VERDICT = {  # what the status means, as the end of the claim's sentence
+    "same": "数字相同 the same digits",
+    "precision": "两者都在机器精度内 both within machine precision",
+    "holds": "讲义说的趋势或界限成立 the lecture's trend or bound holds",
+    "echo": "这是一个设置或讲义自己的算术，显示出来，不算复现 shown back, not a reproduction",
+    "differs": "没有复现 not reproduced",
+    LECTURE_ERROR: "讲义自己错了 the lecture itself is wrong",
+    "unresolved": "这些数据定不了 this data cannot decide it",
+    "timing": "在本机成立 holds on this machine",
+    "timing_fails": "在本机不成立 does not hold on this machine",
+    "missing": "本次构建没有算 not built here",
+    "gpu": "只有 GPU 构建能算 only a GPU build computes it",
+    "cited": "论文里的数字，没有代码产生它 a paper's number, no code produces it",
+}
+CLASSES = {  # what a number is (the ledger's classes), for the claim's details
+    "exact": "从讲义给出的输入算出 computed from the lecture's inputs",
+    "reconstructed": "从讲义的数字反推的输入算出 computed from a reconstructed input",
+    "echo": "回显 shown back",
+    "precision": "等价性：最差的种子小于界限 an equivalence, the worst seed below the bound",
+    "seeded": "随机初始化或训练的一个样本 a sample of a random init or training",
+    "timing": "计时，因机器而异 a timing, machine-dependent",
+    "cited": "论文里的数字 a paper's number",
+}
+# the statuses a claim does not agree in; its sentence then says why
+NOT_AGREEING = ("differs", LECTURE_ERROR, "unresolved", "timing_fails", "missing", "gpu")
+STAT = {
+    "min": "种子中最小 lowest seed",
+    "max": "种子中最大 highest seed",
+    "std": "种子间标准差 std",
+}
+
+
+def verdict(o) -> str:
+    """The status the page shows: the ledger's, with the lecture's own errors apart."""
+    if o.status == "differs" and o.entry.get("expect") == "differs":
+        return LECTURE_ERROR
+    return o.status
+
+
+def badge(o, html_mode: bool) -> str:
+    v = verdict(o)
+    text = f"{SYMBOL[v]} {LABELS[v]}"
+    return f'<span class="badge b-{v}">{html.escape(text)}</span>' if html_mode else text
+
+
+HAND_WRITTEN = (  # a note that is not about the lecture's text may describe another build
+    "手写的说明，写于某一次构建，可能和这一次不符 "
+    "a hand-written note, written about one build, may not match this one"
+)
+
+
+def visible_note(entry: dict) -> str:
+    """The note shown beside the sentence: only one about the lecture's text (flag, expect)."""
+    if entry.get("note") and (entry.get("flag") or entry.get("expect")):
+        flag = f"[{entry['flag']}] " if entry.get("flag") else ""
+        return flag + entry["note"]
+    return ""
+
+
+def why(o) -> str:
+    """Why a claim does not agree: its failing or undecided check steps, in their words."""
+    v = verdict(o)
+    if v in ("missing", "gpu"):  # the finding names the selector; the page names the demo
+        return f"演示 demo {_demo(o.entry)} 不在本次构建里 is not in this build"
+    return o.reason if v in NOT_AGREEING else ""
+
+
+def sentence(o) -> str:
+    """讲义 … ；我们 … ：verdict——why."""
+    e, v = o.entry, verdict(o)
+    text = f"讲义 lecture {e['lecture']}"
+    if o.ours:
+        text += f"；我们 ours {o.ours}"
+    text += f"：{VERDICT[v]}"
+    if why(o):
+        text += f"——{why(o)}"
+    elif e["class"] == "reconstructed" and e.get("flag"):
+        text += (
+            f"（输入从讲义的数字反推 input reconstructed from the lecture's digits，{e['flag']}）"
+        )
+    return text + "。"
+
+
+def _demo(entry: dict) -> str:
+    """The demo whose table a claim reads (its own, or its first selector's)."""
+    if entry.get("demo"):
+        return str(entry["demo"])
+    selectors = ledger_mod._selectors(entry) if ("value" in entry or "values" in entry) else {}
+    return next((str(s["demo"]) for s in selectors.values() if "demo" in s), "—")
+
+
+# -----------------------------------------------------------------------------
+# Markdown: one table per group of claims (the file a diff reads)
+
+
+def cell(text) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def claims_table(outcomes) -> str:
+    lines = [
+        "| 编号 id | § | 讲义的说法 claim | 讲义 lecture | 我们 ours | 结论 status "
+        "| 为什么 why · 说明 note |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for o in outcomes:
+        e = o.entry
+        note = visible_note(e) or (f"手写 hand-written：{e['note']}" if e.get("note") else "")
+        row = [e["id"], e["section"], e["claim"], e["lecture"], o.ours or "—", badge(o, False)]
+        row.append("；".join(t for t in (why(o), note) if t))
+        lines.append("| " + " | ".join(cell(c) for c in row) + " |")
+    return "\n".join(lines)
+
+
+# -----------------------------------------------------------------------------
+# HTML: one card per claim, the check folded away
+
+
+def _value_lines(o) -> list[str]:
+    """Each named value of the check: what it selects, and its number."""
+    e = o.entry
+    if not o.numbers:
+        return []
+    selectors = ledger_mod._selectors(e)
+    fmt = e.get("fmt", ".3g")
+    lines = []
+    for name, value in o.numbers.items():
+        sel = selectors[name]
+        where = sel.get("where", {})
+        where = where if isinstance(where, list) else [where]
+        labels = "；".join(", ".join(f"{k} {v}" for k, v in w.items()) for w in where if w)
+        quantity = (
+            sel["quantity"] if isinstance(sel["quantity"], str) else "、".join(sel["quantity"])
+        )
+        what = ", ".join(
+            t
+            for t in (
+                f"演示 demo {sel['demo']}" if "demo" in sel else "",
+                quantity,
+                labels,
+                STAT.get(sel.get("stat", "mean"), ""),
+                f"{sel['reduce']} over the rows" if "reduce" in sel else "",
+            )
+            if t
+        )
+        lines.append(f"{name}（{what}）= {ledger_mod.fmt_values(value, fmt)}")
+    return lines
+
+
+def claim_card(o) -> str:
+    e = o.entry
+    esc = html.escape
+    parts = [
+        f'<div class="claim v-{verdict(o)}" id="{esc(e["id"])}">',
+        f'<p class="head"><a class="cid" href="#{esc(e["id"])}">{esc(e["id"])}</a> · '
+        f"@@SEC:{esc(e['section'])}@@ · {badge(o, True)}</p>",
+        f'<p class="what">{esc(e["claim"])}</p>',
+        f'<p class="says">{esc(sentence(o))}</p>',
+    ]
+    if visible_note(e):
+        parts.append(f'<p class="note">注 note：{esc(visible_note(e))}</p>')
+    details = [
+        f"<li>{'✓' if f.ok else '✗' if f.ok is False else '?'} {esc(f.text)}</li>"
+        for f in o.findings
+    ]
+    values = [f"<li>{esc(line)}</li>" for line in _value_lines(o)]
+    extra = [f"类别 class：{e['class']}，{CLASSES[e['class']]}"]
+    if e.get("note") and not visible_note(e):
+        extra.append(f"{HAND_WRITTEN}：{e['note']}")
+    parts.append("<details><summary>检查 the check</summary>")
+    if details:
+        parts.append(f"<p>每一步 each step：</p><ul>{''.join(details)}</ul>")
+    if values:
+        parts.append(f"<p>用到的值 the values：</p><ul>{''.join(values)}</ul>")
+    parts += [f"<p>{esc(t)}</p>" for t in extra]
+    parts += ["</details>", "</div>"]
+    return "\n".join(parts)
+
+
+def claim_cards(outcomes) -> str:
+    return '<div class="claims">\n' + "\n".join(claim_card(o) for o in outcomes) + "\n</div>"
+
+
+def claim_ref(o, html_mode: bool) -> str:
+    """A claim's id, as a link to its card in the page (@@CLAIM:…@@ resolved later)."""
+    return f"@@CLAIM:{o.entry['id']}@@" if html_mode else o.entry["id"]
+
+
+def section_ref(section: str, html_mode: bool) -> str:
+    return f"@@SEC:{section}@@" if html_mode else section
+
+
+# -----------------------------------------------------------------------------
+# counts and lists
+
+
+def summary_table(outcomes) -> str:
+    """Claims per class (rows) and the page's status (columns), as the ledger's summary."""
+    rows = list(ledger_mod.CLASSES)
+    columns = []
+    for status in ledger_mod.STATUS:  # the ledger's order, the lecture's errors after differs
+        columns += [status, LECTURE_ERROR] if status == "differs" else [status]
+    counts = pd.DataFrame(0, index=rows, columns=columns)
+    for o in outcomes:
+        counts.loc[o.entry["class"], verdict(o)] += 1
+    counts = counts.loc[counts.sum(axis=1) > 0, counts.sum(axis=0) > 0]
+    lines = [
+        "| 类别 class | " + " | ".join(f"{SYMBOL[s]} {LABELS[s]}" for s in counts.columns) + " |",
+        "|---|" + "---|" * len(counts.columns),
+    ]
+    for cls, row in counts.iterrows():
+        lines.append(f"| {cls} | " + " | ".join(str(v) for v in row) + " |")
+    return "\n".join(lines)
+
+
+def problem_lists(outcomes, html_mode: bool) -> str:
+    """Every claim that does not agree, grouped by why: not reproduced, the lecture's error …"""
+    parts = []
+    for status in NOT_AGREEING:
+        chosen = [o for o in outcomes if verdict(o) == status]
+        if not chosen:
+            continue
+        parts.append(f"**{SYMBOL[status]} {LABELS[status]}（{len(chosen)}）**")
+        parts.append(
+            "\n".join(
+                f"- {claim_ref(o, html_mode)}（{section_ref(o.entry['section'], html_mode)}）"
+                f"{o.entry['claim']}：{sentence(o)}"
+                for o in chosen
+            )
+        )
+    return "\n\n".join(parts)
+
+
+# a timing's verdict changes from run to run: outside the machine-dependent blocks it is named,
+# not given (its card, inside such a block, gives it)
+TIMING_BADGE = "⏱ 计时 timing（结论见它的节 verdict in its section）"
+
+
+def section_list(outcomes, number: str, html_mode: bool) -> str:
+    """§11 / §12: the claims whose section names it, each with its status and a link."""
+    chosen = [
+        o
+        for o in outcomes
+        if number in [p.strip().split(" ")[0] for p in o.entry["section"].split("/")]
+    ]
+    lines = []
+    for o in chosen:
+        status = TIMING_BADGE if o.entry["class"] == "timing" else badge(o, html_mode)
+        lines.append(
+            f"- {claim_ref(o, html_mode)}（{section_ref(o.entry['section'], html_mode)}）"
+            f"{status} {o.entry['claim']}"
+        )
+    return "\n".join(lines) or "*（没有数字 no claims）*"
+
+
+def reading_note(outcomes, trained: bool, quoted: bool, html_mode: bool) -> tuple[str, str]:
+    """The paragraph at the top of a section where some of ours do not agree with the lecture:
+    how many agree, which do not and why, what kind of numbers they are. Returned in two parts:
+    the claims that are the same in every build on a machine, and the timings (whose verdicts
+    change from run to run, so they go in a machine-dependent block)."""
+    stable = [o for o in outcomes if o.status != "cited" and o.entry["class"] != "timing"]
+    timing = [o for o in outcomes if o.entry["class"] == "timing"]
+    parts = [_reading(stable, html_mode), _reading(timing, html_mode)]
+    if parts[0] and trained and any(o.entry["class"] == "seeded" for o in stable):
+        parts[0] += (
+            "这里的数字是训练出来的，是一个样本 trained numbers are a sample：讲义的数字是作者那次"
+            "运行的样本，我们的是另一次，所以按讲义说的趋势或界限来比 compared by the trend or "
+            "bound the lecture states，不比逐位数字 not digit by digit。"
+        )
+    if parts[0] and quoted:
+        parts[0] += (
+            "表里讲义引用过的格子旁边印着讲义的值 the lecture's values are printed beside ours。"
+        )
+    if parts[1]:
+        parts[1] += (
+            "计时因机器而异 timings are machine-dependent：讲义的计时来自作者的机器，"
+            "“不成立（本机）”说的是这台机器、这一次运行 “does not hold here” is about this run。"
+        )
+    head = "读这一节 Reading this section"
+    if html_mode:
+        return tuple(
+            f'<p class="reading"><b>{head}</b>{html.escape(p)}</p>' if p else "" for p in parts
+        )
+    return tuple(f"**{head}**{p}" if p else "" for p in parts)
+
+
+def _reading(outcomes, html_mode: bool) -> str:
+    off = [o for o in outcomes if verdict(o) in NOT_AGREEING]
+    if not off:
+        return ""
+    kind = "计时 timings" if outcomes[0].entry["class"] == "timing" else "数字"
+    groups = []
+    for status in NOT_AGREEING:
+        ids = [claim_ref(o, html_mode) for o in off if verdict(o) == status]
+        if ids:
+            groups.append(f"{len(ids)} 个{LABELS[status]}（{'、'.join(ids)}）")
+    return (
+        f"：这一节的 {len(outcomes)} 个{kind}里，{len(outcomes) - len(off)} 个和讲义一致 agree，"
+        + "，".join(groups)
+        + "。"
+    )

@@ -1,0 +1,252 @@
+"""The report as a web page: one self-contained HTML file that works offline, without JavaScript.
+
+The Markdown the report renders (lecture17.md.j2, in its HTML flavour) becomes HTML here, then:
+formulas (`$…$`, and the lecture's symbols written in ASCII such as d_k) become MathML
+(latex2mathml, at build time); every heading gets a stable id (§4.4 -> `#s4-4`) and a line in
+the table of contents; references to sections and claims, which the renderer leaves as
+`@@SEC:…@@` / `@@CLAIM:…@@` because the headings are not known yet, become links where their
+target exists and plain text where it does not; tables get a horizontal scroll container;
+figures are embedded as data URIs. The page's layout and CSS are in lecture17.html.j2.
+"""
+
+import base64
+import html
+import re
+from pathlib import Path
+
+import markdown
+from jinja2 import Environment, FileSystemLoader, StrictUndefined
+from latex2mathml.converter import convert as latex_to_mathml
+
+# -----------------------------------------------------------------------------
+# formulas: $…$ in the Markdown, and a few of the lecture's symbols written in ASCII
+
+MATH = re.compile(r"(`[^`\n]*`)|\$([^$\n]+?)\$")  # a code span is skipped, not a formula
+MATH_TOKEN = "@@MATH{}@@"
+
+# ASCII spellings of the lecture's symbols in labels and ledger claims -> LaTeX (longest first)
+SYMBOLS = {
+    "1/√d_k": r"1/\sqrt{d_k}",
+    "√d_model": r"\sqrt{d_{\text{model}}}",
+    "√d_k": r"\sqrt{d_k}",
+    "‖J‖_F": r"{\lVert J\rVert}_F",  # the bars as a group: fences, no operator spacing
+    "d_model": r"d_{\text{model}}",
+    "d_ff": r"d_{\text{ff}}",
+    "d_k": "d_k",
+    "d_v": "d_v",
+    "W^Q": "W^Q",
+    "W^K": "W^K",
+    "W^V": "W^V",
+    "W^O": "W^O",
+    "M_k": "M_k",
+}
+SYMBOL = re.compile(
+    r"(?<![\w.])(" + "|".join(re.escape(s) for s in SYMBOLS) + r")(?![\w(])", re.ASCII
+)
+RAW_TEXT = ("code", "pre", "math", "script", "style", "title")  # left as they are
+
+
+def mathml(latex: str) -> str:
+    return latex_to_mathml(latex)
+
+
+def stash_math(md_text: str) -> tuple[str, list[str]]:
+    """Replace each `$…$` by a token Markdown leaves alone; return the text and the MathML."""
+    formulas = []
+
+    def replace(match):
+        if match.group(1):
+            return match.group(1)
+        formulas.append(mathml(match.group(2)))
+        return MATH_TOKEN.format(len(formulas) - 1)
+
+    return MATH.sub(replace, md_text), formulas
+
+
+def restore_math(html_text: str, formulas: list[str]) -> str:
+    return re.sub(r"@@MATH(\d+)@@", lambda m: formulas[int(m.group(1))], html_text)
+
+
+def _text_segments(html_text: str, fn) -> str:
+    """Apply fn to the text between tags, except inside RAW_TEXT elements and attributes."""
+    out, raw = [], 0
+    for part in re.split(r"(<[^>]+>)", html_text):
+        if part.startswith("<"):
+            name = re.match(r"</?\s*([a-zA-Z0-9]+)", part)
+            if name and name.group(1).lower() in RAW_TEXT and not part.endswith("/>"):
+                raw += -1 if part.startswith("</") else 1
+            out.append(part)
+        else:
+            out.append(part if raw > 0 else fn(part))
+    return "".join(out)
+
+
+def symbols(html_text: str) -> str:
+    """d_k, √d_k, ‖J‖_F … in running text as MathML (code, formulas and attributes untouched)."""
+    rendered = {s: mathml(latex) for s, latex in SYMBOLS.items()}
+    return _text_segments(html_text, lambda text: SYMBOL.sub(lambda m: rendered[m[1]], text))
+
+
+# -----------------------------------------------------------------------------
+# headings, the table of contents, and links to sections and claims
+
+SECTION_NUMBERS = re.compile(r"§(\d+)(?:\.(\d+))?")
+HEADING = re.compile(r"<h([23])>(.*?)</h\1>", re.S)
+
+
+def plain(fragment: str) -> str:
+    """Text of an HTML fragment (MathML keeps its characters)."""
+    return html.unescape(re.sub(r"<[^>]+>", "", fragment)).strip()
+
+
+def slug(text: str) -> str:
+    """A heading's id: §4.4 -> s4-4, §13 -> s13; otherwise its English words (summary)."""
+    match = SECTION_NUMBERS.match(text)
+    if match:
+        return "s" + "-".join(n for n in match.groups() if n)
+    words = re.findall(r"[A-Za-z][A-Za-z0-9]*", text)
+    return "-".join(w.lower() for w in words) or "section"
+
+
+def covered(text: str) -> list[tuple[int, int | None]]:
+    """The lecture sections a heading covers: "§3.3–§3.4 …" -> [(3, 3), (3, 4)]."""
+    head = text.split(" ", 1)[0]
+    numbers = [(int(a), int(b) if b else None) for a, b in SECTION_NUMBERS.findall(head)]
+    if "–" in head and len(numbers) == 2 and numbers[0][0] == numbers[1][0] and numbers[0][1]:
+        major, lo, hi = numbers[0][0], numbers[0][1], numbers[1][1]
+        return [(major, minor) for minor in range(lo, hi + 1)]
+    return numbers
+
+
+def anchor_headings(html_text: str) -> tuple[str, list[dict]]:
+    """Give every h2 / h3 a unique id; return the HTML and the headings in order."""
+    headings, used = [], set()
+
+    def replace(match):
+        level, inner = int(match.group(1)), match.group(2)
+        text = plain(inner)
+        base = anchor = slug(text)
+        n = 2
+        while anchor in used:
+            anchor, n = f"{base}-{n}", n + 1
+        used.add(anchor)
+        headings.append({"level": level, "id": anchor, "html": inner, "sections": covered(text)})
+        back = ' <a class="top" href="#toc" title="目录 contents">↑</a>' if level == 2 else ""
+        return f'<h{level} id="{anchor}">{inner}{back}</h{level}>'
+
+    return HEADING.sub(replace, html_text), headings
+
+
+def toc_entry(h: dict) -> str:
+    """A heading in the contents: its § number, then its title without "（代码 01 演示 4）"
+    (narrow screens show the number alone)."""
+    title = re.sub(r"（(?:代码|演示)[^）]*）", "", h["html"]).strip()
+    match = re.match(r"(§[\d.]+(?:[–、]§[\d.]+)?)\s*(.*)", title, re.S)
+    if not match:
+        return f'<a href="#{h["id"]}">{title}</a>'
+    number, rest = match.groups()
+    if rest.startswith("超出讲义："):  # "§8.4 超出讲义": told apart from §8.4 itself on a phone
+        number, rest = f"{number} 超出讲义", rest.removeprefix("超出讲义：")
+    return f'<a href="#{h["id"]}"><span class="n">{number}</span> <span class="t">{rest}</span></a>'
+
+
+def toc(headings: list[dict]) -> str:
+    """Nested lists: the § sections, each with its subsections."""
+    lines, open_sub = ['<ol class="toc-1">'], False
+    for h in headings:
+        link = toc_entry(h)
+        if h["level"] == 2:
+            if open_sub:
+                lines.append("</ol></li>")
+            elif len(lines) > 1:
+                lines.append("</li>")
+            lines.append(f"<li>{link}")
+            open_sub = False
+        else:
+            if not open_sub:
+                lines.append('<ol class="toc-2">')
+                open_sub = True
+            lines.append(f"<li>{link}</li>")
+    lines.append("</ol></li></ol>" if open_sub else "</li></ol>")
+    return "\n".join(lines)
+
+
+def section_targets(headings: list[dict]) -> dict:
+    """(major, minor) -> id of the first heading that covers it; (major, None) for the §."""
+    targets = {}
+    for h in headings:
+        for number in h["sections"]:
+            targets.setdefault(number, h["id"])
+    return targets
+
+
+def section_link(part: str, targets: dict) -> str:
+    """One reference ("§4.4", "§13 Ex1", "Ex4(c)") as a link to its heading, if there is one."""
+    match = SECTION_NUMBERS.search(part)
+    if match:
+        major, minor = int(match.group(1)), match.group(2)
+        key = (major, int(minor)) if minor else (major, None)
+        target = targets.get(key) or targets.get((major, None))
+    else:
+        target = targets.get((13, None)) if part.startswith("Ex") else None
+    return f'<a href="#{target}">{part}</a>' if target else part
+
+
+def resolve_links(html_text: str, targets: dict, ids: set) -> str:
+    """@@SEC:§4.4 / §11@@ and @@CLAIM:C039@@ -> links where the target is on the page."""
+
+    def sections(match):
+        return " / ".join(section_link(p.strip(), targets) for p in match.group(1).split(" / "))
+
+    def claim(match):
+        cid = match.group(1)
+        return f'<a href="#{cid}">{cid}</a>' if cid in ids else cid
+
+    html_text = re.sub(r"@@SEC:(.*?)@@", sections, html_text)
+    return re.sub(r"@@CLAIM:(.*?)@@", claim, html_text)
+
+
+def element_ids(html_text: str) -> set:
+    return set(re.findall(r'\sid="([^"]+)"', html_text))
+
+
+# -----------------------------------------------------------------------------
+# tables, machine-dependent blocks, figures
+
+
+def wrap_tables(html_text: str) -> str:
+    """Every table in a horizontal scroll container: the page itself never scrolls sideways."""
+    html_text = html_text.replace("<table>", '<div class="scroll"><table>')
+    return html_text.replace("</table>", "</table></div>")
+
+
+def mark_machine_dependent(html_text: str, begin: str, end: str) -> str:
+    html_text = html_text.replace(begin, begin + '\n<div class="machine">')
+    return html_text.replace(end, "</div>\n" + end)
+
+
+def embed_figures(html_text: str, figure_dir: Path) -> str:
+    """figures/NAME.png -> a data URI, so the one HTML file is the whole page."""
+
+    def embed(match):
+        data = base64.b64encode((figure_dir / match.group(1)).read_bytes()).decode("ascii")
+        return f'src="data:image/png;base64,{data}"'
+
+    return re.sub(r'src="figures/([^"/]+\.png)"', embed, html_text)
+
+
+# -----------------------------------------------------------------------------
+# the page
+
+
+def to_html(md_text: str, figure_dir: Path, page: Path, machine_markers: tuple) -> str:
+    """The report's HTML flavour of Markdown -> the self-contained page."""
+    md_text, formulas = stash_math(md_text)
+    body = markdown.markdown(md_text, extensions=["tables", "fenced_code"], output_format="html")
+    body = symbols(restore_math(body, formulas))
+    body, headings = anchor_headings(body)
+    body = resolve_links(body, section_targets(headings), element_ids(body))
+    body = mark_machine_dependent(wrap_tables(body), *machine_markers)
+    env = Environment(loader=FileSystemLoader(page.parent), undefined=StrictUndefined)
+    text = env.get_template(page.name).render(body=body, toc=toc(headings))
+    return embed_figures(text, figure_dir)

@@ -1,0 +1,309 @@
+"""The report as a page: navigation, formulas, verdicts in words, the lecture beside ours,
+numbered figures — checked on the HTML text (the browser test checks the rendered page)."""
+
+import html as html_lib
+import re
+from pathlib import Path
+
+import matplotlib
+import pytest
+import yaml
+from pages import SMALL_FIGURES, reference_missing, small_build, tables_of
+
+from lecture17 import figures, ledger, report_claims, report_html
+from lecture17.report import (
+    beside_lecture,
+    figure_numbers,
+    fold,
+    lecture_cells,
+    lecture_numbers,
+    view_grid,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def page(tmp_path_factory):
+    work = tmp_path_factory.mktemp("page")
+    path = small_build(work)
+    return {
+        "html": path.read_text(encoding="utf-8"),
+        "md": (work / "lecture17.md").read_text(encoding="utf-8"),
+        "work": work,
+    }
+
+
+def visible_text(page_html: str) -> str:
+    """The page's text outside formulas, styles and tags (what a reader sees, roughly)."""
+    text = re.sub(r"<(style|math)\b.*?</\1>", " ", page_html, flags=re.S)
+    return html_lib.unescape(re.sub(r"<[^>]+>", " ", text))
+
+
+# -----------------------------------------------------------------------------
+# headings, contents, links
+
+
+def test_a_heading_id_is_its_section_number():
+    assert report_html.slug("§4.4 “查字典”实验") == "s4-4"
+    assert report_html.slug("§13 练习 · Exercises") == "s13"
+    assert report_html.slug("复现信息 Provenance") == "provenance"
+    assert report_html.covered("§5.2–§5.4 参数个数") == [(5, 2), (5, 3), (5, 4)]
+    assert report_html.covered("§8.2、§8.4 解码器层") == [(8, 2), (8, 4)]
+
+
+def test_a_section_reference_links_to_the_heading_that_covers_it_or_to_nothing():
+    body, headings = report_html.anchor_headings(
+        "<h2>§5 多头</h2><h3>§5.2–§5.4 参数</h3><h2>§13 练习</h2>"
+    )
+    targets = report_html.section_targets(headings)
+    linked = report_html.resolve_links("@@SEC:§5.3 / §7.1 / Ex4(c)@@", targets, set())
+    assert linked == '<a href="#s5-2">§5.3</a> / §7.1 / <a href="#s13">Ex4(c)</a>'
+    assert report_html.resolve_links("@@CLAIM:C001@@ @@CLAIM:C002@@", {}, {"C001"}) == (
+        '<a href="#C001">C001</a> C002'
+    )
+    assert 'id="s5-2"' in body
+
+
+def test_every_heading_has_a_unique_id_and_a_line_in_the_contents(page):
+    main = page["html"].split("<main>", 1)[1]
+    headings = re.findall(r'<h([23]) id="([^"]+)">', main)
+    ids = [i for _, i in headings]
+    assert len(ids) == len(set(ids)) > 30
+    nav = page["html"].split("</nav>", 1)[0]
+    assert set(re.findall(r'href="#([^"]+)"', nav)) == set(ids)
+    numbered = [i for i in ids if re.fullmatch(r"s\d+(-\d+)*", i)]
+    assert {"s1", "s4-4", "s9-1", "s9-5", "s11", "s12", "s13"} <= set(numbered)
+
+
+def test_every_in_page_link_resolves(page):
+    ids = set(re.findall(r'\sid="([^"]+)"', page["html"]))
+    hrefs = re.findall(r'href="#([^"]*)"', page["html"])
+    assert hrefs and [h for h in hrefs if h not in ids] == []
+    assert "@@" not in page["html"] and "@@" not in page["md"]
+
+
+def test_every_claim_has_a_card_with_a_sentence_and_its_check_folded_away(page):
+    entries = ledger.load_ledger(ROOT / "report" / "ledger")
+    for e in entries:
+        card = re.search(
+            rf'<div class="claim v-\w+" id="{re.escape(e["id"])}">(.*?)</div>', page["html"], re.S
+        )
+        assert card, e["id"]
+        assert "讲义 lecture" in card.group(1) and "<details>" in card.group(1), e["id"]
+
+
+def test_sections_11_and_12_list_their_claims_with_links(page):
+    for number, claim in (("s11", "C012"), ("s12", "C118")):
+        section = page["html"].split(f'id="{number}"', 1)[1].split("<h2", 1)[0]
+        assert f'href="#{claim}"' in section or claim in section
+
+
+# -----------------------------------------------------------------------------
+# formulas
+
+
+def test_formulas_are_mathml_in_the_html_and_latex_in_the_markdown(page):
+    assert "$t-1$" in page["md"] and "<math" not in page["md"]
+    assert "<math" in page["html"]
+    assert "$" not in visible_text(page["html"])
+
+
+def test_ascii_symbols_become_mathml_outside_code():
+    out = report_html.symbols("<p>√d_k and d_model</p><code>d_model</code><p>d_k_values</p>")
+    assert out.count("<math") == 2 and "<code>d_model</code>" in out and "d_k_values" in out
+
+
+def test_a_dollar_inside_a_code_span_is_not_a_formula():
+    text, formulas = report_html.stash_math("`echo $HOME` and $x_1$")
+    assert text.startswith("`echo $HOME`") and len(formulas) == 1
+
+
+# -----------------------------------------------------------------------------
+# verdicts in words
+
+
+def outcome(status, **entry):
+    e = {"id": "X1", "section": "§0", "claim": "c", "lecture": "1", "class": "exact", **entry}
+    finding = ledger.checks.Finding(False, "ours = 2 > 1")
+    return ledger.Outcome(e, status, ours="2", findings=[finding])
+
+
+def test_the_lectures_own_error_is_told_apart_from_not_reproduced():
+    assert report_claims.verdict(outcome("differs")) == "differs"
+    error = outcome("differs", expect="differs", flag="F02", note="the lecture is wrong here")
+    assert report_claims.verdict(error) == "lecture_error"
+    assert "讲义有误" in report_claims.badge(error, html_mode=False)
+    assert "lecture is wrong" in report_claims.claim_card(error).split("<details>")[0]
+
+
+def test_every_status_has_a_sign_a_label_and_a_sentence():
+    for status in [*ledger.STATUS, report_claims.LECTURE_ERROR]:
+        assert {report_claims.SYMBOL[status], report_claims.VERDICT[status]}
+    text = report_claims.sentence(outcome("differs"))
+    assert text.startswith("讲义 lecture 1；我们 ours 2：没有复现") and "ours = 2 > 1" in text
+
+
+def test_a_note_about_a_build_is_folded_away_not_shown_beside_the_sentence():
+    card = report_claims.claim_card(outcome("holds", **{"class": "seeded", "note": "ours: 0.97"}))
+    head, details = card.split("<details>")
+    assert "0.97" not in head and "0.97" in details
+
+
+def test_claim_text_is_escaped_in_the_card():
+    card = report_claims.claim_card(outcome("same", claim="max weight, s > t <b>"))
+    assert "&lt;b&gt;" in card and "<b>" not in card
+
+
+def test_a_section_that_differs_starts_with_a_reading_note(page):
+    exercises = page["md"].split("## §13 练习 · Exercises", 1)[1]
+    assert exercises.lstrip().startswith("**读这一节 Reading this section**")
+    assert "C133" in exercises.lstrip().split("\n\n", 1)[0]
+
+
+# -----------------------------------------------------------------------------
+# the lecture beside ours, folded tables, worked examples, lost tables
+
+
+def test_lecture_numbers_are_read_only_when_every_item_is_a_number():
+    assert lecture_numbers("(0.117, 0.648)") == ["0.117", "0.648"]
+    assert lecture_numbers("(1,050,624, 1,050,624)") == ["1,050,624", "1,050,624"]
+    assert lecture_numbers("0.719 vs 0.311") == ["0.719", "0.311"]
+    assert lecture_numbers("约 0.25") is None and lecture_numbers("4/4, 4/4") is None
+
+
+def test_a_quoted_cell_shows_the_lectures_value_beside_ours():
+    assert beside_lecture("0.614", "0.614", html=False) == "0.614（= 讲义）"
+    assert beside_lecture("2.0", "2", html=False) == "2.0（= 讲义）"
+    assert beside_lecture("0.945 (0.930–0.989)", "0.937", html=False).endswith(
+        "讲义 lecture 0.937）"
+    )
+    assert 'class="lec"' in beside_lecture("1", "2", html=True)
+
+
+def test_the_jane_table_carries_the_lectures_weights(page):
+    tables = tables_of(page["work"] / "tables")
+    entries = ledger.load_ledger(ROOT / "report" / "ledger")
+    demos = yaml.safe_load((ROOT / "config" / "config.yaml").read_text(encoding="utf-8"))["demos"]
+    outcomes = ledger.evaluate_all(entries, tables, demos)
+    quoted = lecture_cells(outcomes, tables)
+    view = {
+        "title": "w",
+        "quantities": ["weight"],
+        "index": ["query"],
+        "columns": ["key"],
+        "fmt": ".3f",
+    }
+    grid = view_grid(tables["01.1"], view, {k: v for (d, k), v in quoted.items() if d == "01.1"})
+    row = dict(grid["rows"])["l'Afrique"]
+    assert row[1] == "0.614（= 讲义）"
+
+
+def test_one_row_becomes_a_line_and_a_constant_setting_column_a_fact():
+    one = {"keys": [()], "corner": "n", "columns": ["值 value"], "rows": [("2048", ["33.6"])]}
+    assert fold(one) == (None, ["n = 2048：33.6"])
+    grid = {
+        "keys": [("acc",), ("n_lrs",)],
+        "corner": "d_k",
+        "columns": ["a", "b"],
+        "rows": [("4", ["1", "5"]), ("16", ["2", "5"])],
+    }
+    assert fold(grid)[0] == grid  # only the columns a view marks `fold`
+    folded, facts = fold(grid, ["n_lrs"])
+    assert folded["columns"] == ["a"] and facts == ["b：5（每行相同 in every row）"]
+    grid["rows"][1][1][1] = "4"
+    assert fold(grid, ["n_lrs"])[0] == grid  # not constant: stays a column
+
+
+def test_worked_examples_print_their_inputs(page):
+    md = page["md"]
+    assert r"$X = {\begin{pmatrix}" in md.split("### §2.3", 1)[1].split("###", 1)[0]
+    assert "强度 strength 6" in md.split("### §5.1", 1)[1].split("###", 1)[0]
+    assert r"$Q = {\begin{pmatrix}2 & 2 & 0 & 0" in md.split("## §13", 1)[1]
+
+
+def test_tables_the_lecture_lost_without_numbers_are_named(page):
+    for section in ("§2.2", "§2.4", "§7.3", "§10.1"):
+        block = page["md"].split(f"### {section}", 1)[1].split("###", 1)[0]
+        assert "没有数字" in block and "held no numbers" in block, section
+
+
+# -----------------------------------------------------------------------------
+# figures
+
+
+def test_figures_are_numbered_by_section_and_referenced_from_the_text(page):
+    for name in SMALL_FIGURES:
+        number = figures.SECTIONS[name]
+        anchor = f"fig-{number.replace('.', '-')}"
+        assert f'<figure id="{anchor}">' in page["html"]
+        assert f'href="#{anchor}"' in page["html"]
+        assert f"图 {number} Figure {number}" in page["md"]
+    assert re.findall(r'<img src="data:image/png;base64,', page["html"])
+    assert figure_numbers(["05.4_step_time", "06.3_gpu_step_time"]) == {
+        "05.4_step_time": "9.5a",
+        "06.3_gpu_step_time": "9.5b",
+    }
+
+
+def drawn(name: str, folder: Path):
+    matplotlib.use("Agg")
+    demo = figures.FIGURES[name][0]
+    return figures.figure(name, tables_of(folder)[demo])
+
+
+def figure_cases():
+    cases = [pytest.param(name, "small", id=name) for name in SMALL_FIGURES]
+    reason = reference_missing()
+    for name in figures.FIGURES:
+        if name not in SMALL_FIGURES:
+            marks = pytest.mark.skip(reason=reason) if reason else ()
+            cases.append(pytest.param(name, "reference", id=name, marks=marks))
+    return cases
+
+
+@pytest.mark.parametrize(("name", "source"), figure_cases())
+def test_figure_text_is_readable_and_legends_stay_off_the_data(name, source, page):
+    import matplotlib.pyplot as plt
+    from matplotlib.legend import Legend
+    from matplotlib.text import Text
+
+    folder = page["work"] / "tables" if source == "small" else ROOT / "report/reference/tables"
+    if source == "reference" and figures.FIGURES[name][0] not in tables_of(folder):
+        pytest.skip(f"the reference build has no table {figures.FIGURES[name][0]}")
+    fig = drawn(name, folder)
+    fig.canvas.draw()
+    texts = [t for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip()]
+    assert texts and min(t.get_fontsize() for t in texts) >= figures.MIN_FONT_PT
+    assert fig.get_size_inches()[0] <= figures.MAX_WIDTH
+    renderer = fig.canvas.get_renderer()
+    for legend in fig.findobj(Legend):
+        box = legend.get_window_extent(renderer)
+        for ax in fig.axes:
+            assert not box.overlaps(ax.get_window_extent(renderer)), (name, ax.get_title())
+    words = re.sub(r"\$[^$]*\$", "", " ".join(t.get_text() for t in texts))  # mathtext aside
+    assert not re.search(r"\b(post_ln|pre_ln|adam|sgd|sqrt|d_k|_)\b", words), words
+    plt.close(fig)
+
+
+def test_a_figure_is_the_same_bytes_when_drawn_twice(page, tmp_path):
+    name = SMALL_FIGURES[0]
+    table = page["work"] / "tables" / f"{figures.FIGURES[name][0]}.csv"
+    figures.draw(name, table, tmp_path / "a.png")
+    figures.draw(name, table, tmp_path / "b.png")
+    assert (tmp_path / "a.png").read_bytes() == (tmp_path / "b.png").read_bytes()
+
+
+# -----------------------------------------------------------------------------
+# the page as a file
+
+
+def test_the_page_is_responsive_and_its_tables_scroll(page):
+    assert '<meta name="viewport" content="width=device-width, initial-scale=1">' in page["html"]
+    assert page["html"].count("<table>") == page["html"].count('<div class="scroll"><table>') > 5
+
+
+def test_two_renders_give_the_same_bytes(page, tmp_path):
+    again = small_build(tmp_path)
+    assert again.read_text(encoding="utf-8") == page["html"]
+    assert (tmp_path / "lecture17.md").read_text(encoding="utf-8") == page["md"]
