@@ -258,10 +258,12 @@ def test_every_check_can_fail_and_hold(entry):
         ("decreasing", {"value": "a"}, False),
         ("digits", {"value": "a", "each": False}, False),  # (1.0, 2.0) is not "2.0"
         ("digits", {"value": "c"}, True),
+        ("within_se", {"value": "e", "of": 0.5, "n": 100}, True),  # 0.55: 3 SE = 0.15
+        ("within_se", {"value": "e", "of": 0.5, "n": 10000}, False),  # 3 SE = 0.015
     ],
 )
 def test_each_word_of_the_vocabulary_can_hold_and_fail(word, args, expected):
     context = checks.Context(
-        {"a": [1.0, 2.0], "b": [3.0], "c": [2.04]}, {"": 2.0}, "2.0", {"n": 4}, ".1f"
+        {"a": [1.0, 2.0], "b": [3.0], "c": [2.04], "e": [0.55]}, {"": 2.0}, "2.0", {"n": 4}, ".1f"
     )
     assert checks.VOCABULARY[word](context, **args).ok is expected

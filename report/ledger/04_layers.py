@@ -7,7 +7,7 @@ An accuracy curve is read in the table's row order: steps 0 (the initialisation)
 
 import numpy as np
 
-from lecture17.checks import Finding, check
+from lecture17.checks import Finding, binomial_band, check
 
 # "学会 learned": the lecture's 90 % (§4.4 "第一次达到 90% 准确率"), one threshold for §7.5
 LEARNED = 0.9
@@ -24,7 +24,7 @@ def c085_stays_at_chance(v) -> Finding:
     if not 0 < chance < 1:
         return Finding(False, f"瞎猜水平不是概率 chance {chance:g} is not a probability")
     n_positions = float(v.get("settings.n_test")[0] * v.get("settings.length")[0])
-    band = 3 * np.sqrt(chance * (1 - chance) / n_positions)
+    band = binomial_band(chance, n_positions)
     worst = float(np.max(np.abs(after_init - chance)))
     return Finding(
         worst <= band,

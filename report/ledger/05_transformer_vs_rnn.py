@@ -102,28 +102,11 @@ def c112_seed_range_of_the_lecture_order(v) -> Finding:
 # -----------------------------------------------------------------------------
 # §9.3 where the errors are (L = 32, 1-based output positions, flag F07)
 
+
 # "接近瞎猜 near chance": within 3 standard errors of chance for 500 sequences per position
 # (the binomial spread of a guesser's accuracy; 3 SE: 0.3 % false alarms per position, about
 # 1 % over the four positions). The value is a mean of three seeds, so one seed's standard
 # error is the wider, conservative band.
-CHANCE_BAND_SE = 3
-
-
-@check
-def c114_near_chance(v) -> Finding:
-    """From t = 8 on, every shown position is within 3 standard errors of chance (0.1)."""
-    chance = float(v.get("lecture")[0])
-    n_test = float(v.get("lecture.n_test")[0])
-    band = CHANCE_BAND_SE * np.sqrt(chance * (1 - chance) / n_test)
-    far = v["p_far"]
-    worst = float(np.max(np.abs(far - chance)))
-    return Finding(
-        worst <= band,
-        f"离瞎猜 {chance:g} 最远 furthest from chance {worst:.3f} ≤ 3 个标准误 3 standard errors "
-        f"{band:.3f}（每个位置 {n_test:.0f} 条序列 sequences per position）",
-    )
-
-
 @check
 def c115_later_errors_of_the_lecture_order(v) -> Finding:
     """The later positions' error rates are of the order of the lecture's: 0.64–0.78 right is

@@ -100,8 +100,8 @@ def _times(k: float) -> str:
 
 VOCABULARY: dict[str, Callable] = {}
 ARGUMENTS: dict[str, tuple[set, set]] = {}  # word -> (required, optional) argument names
-REFERENCES = {"value", "than", "to", "lo", "hi", "of"}  # arguments that name a number
-NUMBERS = {"tol", "times", "factor"}  # arguments that are a plain number
+REFERENCES = {"value", "than", "to", "lo", "hi", "of", "n"}  # arguments that name a number
+NUMBERS = {"tol", "times", "factor", "k"}  # arguments that are a plain number
 
 
 def word(name: str, required: set, optional: set = frozenset()):
@@ -159,6 +159,24 @@ def order_of(c: Context, value, of="lecture", factor=10.0) -> Finding:
 def near(c: Context, value, tol, to="lecture") -> Finding:
     ok = bool(np.all(np.abs(c.get(value) - c.get(to)) <= float(tol)))
     return Finding(ok, f"|{c.show(value)} − {c.show(to)}| ≤ {tol:g}")
+
+
+def binomial_band(p: float, n: float, k: float = 3.0) -> float:
+    """k standard errors of a share p estimated from n independent trials: k·√(p(1 − p)/n)."""
+    return k * math.sqrt(p * (1 - p) / n)
+
+
+@word("within_se", {"value", "n"}, {"of", "k"})
+def within_se(c: Context, value, n, of="lecture", k=3.0) -> Finding:
+    """A measured share within k binomial standard errors (n trials) of a chance level."""
+    v, p, trials = c.get(value), float(c.get(of)[0]), float(np.prod(c.get(n)))
+    band = binomial_band(p, trials, k)
+    worst = float(np.max(np.abs(v - p)))
+    return Finding(
+        worst <= band,
+        f"{c.show(value)} 离 {p:g} 最远 at most {worst:.4f} from it ≤ {k:g} 个标准误 standard "
+        f"errors = {band:.4f}（{trials:,.0f} 次 trials）",
+    )
 
 
 @word("equal", {"value", "to"})
