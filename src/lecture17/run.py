@@ -19,6 +19,7 @@ use it.
 """
 
 import argparse
+import dataclasses
 import importlib
 import inspect
 import itertools
@@ -55,7 +56,10 @@ def check_settings(fn, settings: dict) -> None:
 
 def fits(value, annotation) -> bool:
     """Whether a config value fits a demo argument's annotation (int, float, str, bool, dict,
-    list[...]). YAML's `4` fits float; `true` is no number, and `1e-3` (no dot) is a string."""
+    list[...], or a dataclass given as a mapping of its fields). YAML's `4` fits float; `true`
+    is no number, and `1e-3` (no dot) is a string."""
+    if dataclasses.is_dataclass(annotation):
+        return isinstance(value, dict) and not settings_problems(annotation, value)
     if typing.get_origin(annotation) is list:
         (item,) = typing.get_args(annotation)
         return isinstance(value, list) and all(fits(v, item) for v in value)
@@ -66,6 +70,27 @@ def fits(value, annotation) -> bool:
     return not isinstance(annotation, type) or isinstance(value, annotation)
 
 
+def settings_problems(cls, value: dict) -> list[str]:
+    """What is wrong with a mapping given for the dataclass `cls` (a nested block of settings,
+    e.g. a training demo's `train:`): unknown or missing fields, values of the wrong type."""
+    fields = {f.name: f for f in dataclasses.fields(cls) if f.init}
+    required = {
+        name
+        for name, f in fields.items()
+        if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+    }
+    hints = typing.get_type_hints(cls)
+    problems = [f"unknown key {k!r}" for k in sorted(set(value) - set(fields))]
+    problems += [f"missing key {k!r}" for k in sorted(required - set(value))]
+    for name in sorted(set(value) & set(fields)):
+        if name in hints and not fits(value[name], hints[name]):
+            problems.append(
+                f"{name!r} is {value[name]!r} ({type(value[name]).__name__}), "
+                f"expected {type_name(hints[name])}"
+            )
+    return problems
+
+
 def type_name(annotation) -> str:
     return annotation.__name__ if isinstance(annotation, type) else str(annotation)
 
@@ -74,10 +99,28 @@ def check_types(fn, values) -> None:
     """(what, argument, value) triples against fn's annotations (unannotated ones pass)."""
     hints = typing.get_type_hints(fn)
     for what, name, value in values:
-        if name in hints and not fits(value, hints[name]):
+        if name not in hints:
+            continue
+        if dataclasses.is_dataclass(hints[name]) and isinstance(value, dict):
+            if problems := settings_problems(hints[name], value):
+                expected = [f.name for f in dataclasses.fields(hints[name]) if f.init]
+                raise ValueError(f"{what}: {'; '.join(problems)}; its keys are {expected}")
+        elif not fits(value, hints[name]):
             raise ValueError(
                 f"{what} is {value!r} ({type(value).__name__}), expected {type_name(hints[name])}"
             )
+
+
+def as_arguments(fn, values: dict) -> dict:
+    """Config values as fn's arguments: a mapping given for a dataclass-annotated argument
+    becomes that dataclass (TrainSettings(**block)); everything else passes as it is."""
+    hints = typing.get_type_hints(fn)
+    return {
+        name: hints[name](**value)
+        if dataclasses.is_dataclass(hints.get(name)) and isinstance(value, dict)
+        else value
+        for name, value in values.items()
+    }
 
 
 def check_demo(demo: str, spec: dict, device: str) -> None:
@@ -128,7 +171,7 @@ def run_demo(demo: str, settings: dict, seed: int, grid_point: dict | None = Non
     grid_point = grid_point or {}
     fn = load_demo(demo)
     check_settings(fn, {**settings, **grid_point})
-    table = fn(**settings, **grid_point, seed=seed)
+    table = fn(**as_arguments(fn, {**settings, **grid_point}), seed=seed)
     if not {"quantity", "value"} <= set(table.columns):
         raise ValueError(
             f"demo {demo} returned columns {list(table.columns)}; needs 'quantity' and 'value'"
