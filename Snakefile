@@ -4,8 +4,9 @@
 #   snakemake -n                   what would run, and why
 #   snakemake --list-changes params|code|input
 #
-# Layout: config/config.yaml (settings, with § references) → workflow/rules/*.smk (one file per
-# lecture script, plus aggregation and report) → src/lecture17/ (the code) → results/ → report/.
+# Layout: config/config.yaml (settings, with § references) → workflow/rules/*.smk (the experiment
+# rules, derived from the demo registry; aggregation; figures and report) → src/lecture17/ (the
+# code) → results/ → report/. docs/ARCHITECTURE.md has the picture.
 
 from snakemake.utils import min_version
 
@@ -16,13 +17,7 @@ configfile: "config/config.yaml"
 
 
 include: "workflow/rules/common.smk"
-include: "workflow/rules/01_self_attention.smk"
-include: "workflow/rules/02_scaling_multihead.smk"
-include: "workflow/rules/03_positional_encoding.smk"
-include: "workflow/rules/04_layers.smk"
-include: "workflow/rules/05_transformer_vs_rnn.smk"
-include: "workflow/rules/06_beyond.smk"
-include: "workflow/rules/13_exercises.smk"
+include: "workflow/rules/experiments.smk"
 include: "workflow/rules/aggregate.smk"
 include: "workflow/rules/report.smk"
 

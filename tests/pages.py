@@ -15,6 +15,7 @@ import yaml
 from lecture17 import figures, report
 from lecture17.aggregate import aggregate, read_runs
 from lecture17.csvio import write_csv, write_with_timing
+from lecture17.experiments import DEMOS
 from lecture17.run import run_demo
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -63,11 +64,11 @@ def small_build(work: Path) -> Path:
             runs[-1].parent.mkdir(parents=True, exist_ok=True)
             write_csv(run_demo(demo, spec["settings"], seed), runs[-1])
         tables.mkdir(exist_ok=True)
-        write_with_timing(aggregate(read_runs(runs)), tables / f"{demo}.csv")
+        write_with_timing(aggregate(read_runs(runs)), tables / f"{demo}.csv", DEMOS[demo].timings)
     drawn = []
     for name in SMALL_FIGURES:
         drawn.append(work / "figures" / f"{name}.png")
-        figures.draw(name, tables / f"{figures.FIGURES[name][0]}.csv", drawn[-1])
+        figures.draw(name, tables / f"{figures.FIGURES[name].demo}.csv", drawn[-1])
     return render(work, sorted(tables.glob("[0-9]*[0-9].csv")), drawn, config_path)
 
 

@@ -32,7 +32,7 @@ print(json.dumps(sorted(m.__file__ for name, m in sys.modules.items()
 def modules_in_config() -> dict[str, dict]:
     by_module = {}
     for demo, spec in TEST_CONFIG["demos"].items():
-        by_module.setdefault(DEMOS[demo][0], {})[demo] = spec
+        by_module.setdefault(DEMOS[demo].module, {})[demo] = spec
     return by_module
 
 

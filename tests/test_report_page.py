@@ -234,7 +234,7 @@ def test_tables_the_lecture_lost_without_numbers_are_named(page):
 
 def test_figures_are_numbered_by_section_and_referenced_from_the_text(page):
     for name in SMALL_FIGURES:
-        number = figures.SECTIONS[name]
+        number = figures.FIGURES[name].section
         anchor = f"fig-{number.replace('.', '-')}"
         assert f'<figure id="{anchor}">' in page["html"]
         assert f'href="#{anchor}"' in page["html"]
@@ -248,8 +248,8 @@ def test_figures_are_numbered_by_section_and_referenced_from_the_text(page):
 
 def drawn(name: str, folder: Path):
     matplotlib.use("Agg")
-    demo = figures.FIGURES[name][0]
-    return figures.figure(name, tables_of(folder)[demo])
+    demo = figures.FIGURES[name].demo
+    return figures.render(name, tables_of(folder)[demo])
 
 
 def figure_cases():
@@ -269,8 +269,8 @@ def test_figure_text_is_readable_and_legends_stay_off_the_data(name, source, pag
     from matplotlib.text import Text
 
     folder = page["work"] / "tables" if source == "small" else ROOT / "report/reference/tables"
-    if source == "reference" and figures.FIGURES[name][0] not in tables_of(folder):
-        pytest.skip(f"the reference build has no table {figures.FIGURES[name][0]}")
+    if source == "reference" and figures.FIGURES[name].demo not in tables_of(folder):
+        pytest.skip(f"the reference build has no table {figures.FIGURES[name].demo}")
     fig = drawn(name, folder)
     fig.canvas.draw()
     texts = [t for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip()]
@@ -288,7 +288,7 @@ def test_figure_text_is_readable_and_legends_stay_off_the_data(name, source, pag
 
 def test_a_figure_is_the_same_bytes_when_drawn_twice(page, tmp_path):
     name = SMALL_FIGURES[0]
-    table = page["work"] / "tables" / f"{figures.FIGURES[name][0]}.csv"
+    table = page["work"] / "tables" / f"{figures.FIGURES[name].demo}.csv"
     figures.draw(name, table, tmp_path / "a.png")
     figures.draw(name, table, tmp_path / "b.png")
     assert (tmp_path / "a.png").read_bytes() == (tmp_path / "b.png").read_bytes()

@@ -150,7 +150,7 @@ def test_editing_attention_numpy_reruns_exactly_the_experiments_that_import_it(w
             d
             for d in config["demos"]
             if "src/lecture17/attention_numpy.py"
-            in code_inputs(f"lecture17.experiments.{DEMOS[d][0]}", root=workdir)
+            in code_inputs(f"lecture17.experiments.{DEMOS[d].module}", root=workdir)
         }
         planned = planned_outputs(workdir)
         runs = {p for p in planned if re.match(r"results/\d\d\.\d/", p)}

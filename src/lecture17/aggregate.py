@@ -57,17 +57,49 @@ def read_table(path) -> pd.DataFrame:
 
 
 def read_tables(paths) -> dict:
-    """{demo: table} from aggregated CSVs, each demo's timing table merged back into it."""
+    """{demo: table} from aggregated CSVs, each demo's timing table merged back into it; the
+    timing quantities are kept in `table.attrs["timings"]` (what diff leaves out)."""
     tables = {}
     for path in sorted(map(Path, paths)):
         if path.name.endswith(".timing.csv"):
             continue
-        table = read_table(path)
+        table, timings = read_table(path), frozenset()
         timing = timing_path(path)
         if timing.exists():
-            table = pd.concat([table, read_table(timing)], ignore_index=True)
+            timing_table = read_table(timing)
+            timings = frozenset(timing_table["quantity"])
+            table = pd.concat([table, timing_table], ignore_index=True)
+        table.attrs["timings"] = timings
         tables[path.stem] = table
     return tables
+
+
+class NoRows(LookupError):
+    """A selection that names rows the table does not have (a strict `select`)."""
+
+
+def select(table: pd.DataFrame, quantity=None, *, strict: bool = False, **labels) -> pd.DataFrame:
+    """The rows of a tidy table (a run's or a seed-averaged one) with these labels.
+
+    `quantity` is one name, a list of names, or None (every quantity); each label is one value
+    or a list of values. Labels compare as text, so `seq_len=8` finds the run's 8 and the
+    aggregated table's "8". A label column the table lacks is a ValueError; with `strict`, a
+    listed value that selects no row is NoRows (a typo is never silently dropped). The rows
+    keep the table's order.
+    """
+    rows = table
+    wanted = {"quantity": quantity} if quantity is not None else {}
+    for label, value in {**wanted, **labels}.items():
+        if label not in rows.columns:
+            raise ValueError(
+                f"the table has no label column {label!r}; it has {list(rows.columns)}"
+            )
+        values = [str(v) for v in (value if isinstance(value, list | tuple) else [value])]
+        text = rows[label].astype(str)
+        if strict and (absent := sorted(set(values) - set(text))):
+            raise NoRows(f"{label} = {absent}")
+        rows = rows[text.isin(values).to_numpy()]
+    return rows
 
 
 def main(argv=None) -> int:
@@ -78,8 +110,11 @@ def main(argv=None) -> int:
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args(argv)
     exit_on_sigterm()  # a stopped build: remove the temporary CSVs on the way out (csvio)
-    table = aggregate(read_runs(args.runs))
-    write_with_timing(table, args.out)
+    runs = read_runs(args.runs)
+    # the timings are what the jobs wrote to their .timing.csv files (the demo's declared ones)
+    timed = [p for p in args.runs if p.name.endswith(".timing.csv")]
+    timings = set(read_runs(timed)["quantity"]) if timed else set()
+    write_with_timing(aggregate(runs), args.out, timings)
     print(f"汇总 aggregate: {len(args.runs)} 个运行 runs → {args.out}", file=sys.stderr)
     return 0
 

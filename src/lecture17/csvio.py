@@ -1,6 +1,7 @@
 """Writing result CSVs: exact floats, fixed line endings, never half a file, timings apart.
 
-Timings (quantities named `ms…`) change from run to run (§0.5). They go to a CSV of their own
+Timings (the quantities a demo's registry entry declares, lecture17.experiments.DEMOS) change
+from run to run (§0.5). They go to a CSV of their own
 (`seed0.timing.csv` beside `seed0.csv`, `05.1.timing.csv` beside `05.1.csv`), so every other
 CSV is byte-identical between two builds, with `--cores 1` or `--cores 2`.
 
@@ -79,13 +80,9 @@ def exit_on_sigterm() -> None:
     signal.signal(signal.SIGTERM, _exit_on_signal)
 
 
-def is_timing(quantity: str) -> bool:
-    """A machine-dependent number: its quantity name starts with `ms` (milliseconds)."""
-    return str(quantity).startswith("ms")
-
-
-def split_timing(table: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
-    timing = table["quantity"].map(is_timing).astype(bool)
+def split_timing(table: pd.DataFrame, timings) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(reproducible rows, timing rows): the timings are the quantities named in `timings`."""
+    timing = table["quantity"].isin(list(timings)).astype(bool)
     return table[~timing], table[timing]
 
 
@@ -95,7 +92,8 @@ def timing_path(path: Path) -> Path:
     return path.with_name(f"{path.stem}.timing.csv")
 
 
-def write_with_timing(table: pd.DataFrame, out: Path) -> None:
-    """The reproducible rows to `out`, the timings (maybe none: header only) beside it."""
-    stable, timing = split_timing(table)
+def write_with_timing(table: pd.DataFrame, out: Path, timings) -> None:
+    """The reproducible rows to `out`, the rows of the quantities in `timings` (declared by the
+    demo's registry entry; maybe none: header only) to `<out stem>.timing.csv` beside it."""
+    stable, timing = split_timing(table, timings)
     write_csvs({timing_path(out): timing, out: stable})

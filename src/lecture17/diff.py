@@ -39,7 +39,6 @@ import yaml
 
 from lecture17 import ledger as ledger_mod
 from lecture17.aggregate import STATS, read_tables
-from lecture17.csvio import is_timing
 from lecture17.report import load_views
 
 ALPHA = 0.01  # family-wise false-alarm rate of one comparison of two builds (Holm)
@@ -163,14 +162,20 @@ class CellReport:
         return {k for k, _ in self.differ} | {k for k, _ in self.flagged}
 
 
+def timings_of(table: pd.DataFrame) -> frozenset:
+    """The table's timing quantities: the rows read from its .timing.csv (aggregate.read_tables)."""
+    return table.attrs.get("timings", frozenset())
+
+
 def compare_cells(a: Build, b: Build, formats: dict) -> CellReport:
     differ, one_seed, p_values, texts, tested = [], [], {}, {}, 0
     for demo in sorted(set(a.tables) | set(b.tables)):
         if demo not in a.tables or demo not in b.tables:
             only = a.tables.get(demo, b.tables.get(demo))
-            if not only["quantity"].map(is_timing).all():  # a GPU build's timings: never
+            if not only["quantity"].isin(timings_of(only)).all():  # a GPU build's timings: never
                 differ.append(((demo,), "一边没有这张表 table on one side only"))
             continue
+        timings = timings_of(a.tables[demo]) | timings_of(b.tables[demo])
         ta, tb = keyed(a.tables[demo]), keyed(b.tables[demo])
         for key in ta.index.difference(tb.index, sort=False).union(
             tb.index.difference(ta.index, sort=False), sort=False
@@ -183,7 +188,7 @@ def compare_cells(a: Build, b: Build, formats: dict) -> CellReport:
             if isinstance(ra, pd.DataFrame):
                 raise ValueError(f"table {demo}: labels {key} are not unique")
             quantity = key[-1] if isinstance(key, tuple) else key
-            if is_timing(quantity):
+            if quantity in timings:
                 continue
             ck = cell_key(demo, key)
             fmt = formats.get((demo, quantity), DEFAULT_FMT)

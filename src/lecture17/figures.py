@@ -15,9 +15,11 @@ so two builds give the same bytes.
 import argparse
 import math
 import sys
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
-from lecture17.aggregate import read_tables
+from lecture17.aggregate import read_tables, select
 
 DPI = 150  # the PNG's resolution; the report shows each figure at 96 CSS px per inch
 FONT_PT = 10  # every label, tick and legend; no text under MIN_FONT_PT at display size
@@ -37,6 +39,37 @@ STYLE = {
 }
 
 
+# --- the registry: each figure registered once, by the decorator on its drawing function -----
+
+
+@dataclass(frozen=True)
+class Figure:
+    name: str  # report/figures/<name>.png
+    demo: str  # whose seed-averaged table it draws
+    section: str  # the lecture section it belongs to: the report numbers it by it (图 4.3)
+    caption: str  # what the report prints under it (the figure itself is labelled in English)
+    draw: Callable
+
+
+FIGURES: dict[str, Figure] = {}
+
+
+def figure(name: str, *, demo: str, section: str, caption: str):
+    """Register the decorated function as the figure `name`, drawn from table `demo`."""
+
+    def register(draw):
+        if name in FIGURES:
+            raise ValueError(f"figure {name!r} is registered twice")
+        FIGURES[name] = Figure(name, demo, section, caption, draw)
+        return draw
+
+    return register
+
+
+def caption(name: str) -> str:
+    return FIGURES[name].caption
+
+
 def _legend_below(fig, ax=None, ncols=2, handles=None, labels=None):
     """A legend under the axes (constrained layout makes room), so it covers no data."""
     if handles is None:
@@ -49,13 +82,22 @@ def _legend_right(fig, handles, labels):
 
 
 def _pivot(table, quantity, index, columns):
-    rows = table[table["quantity"] == quantity]
+    rows = select(table, quantity)
     grid = rows.pivot(index=index, columns=columns, values="mean")
     grid.index = grid.index.astype(float)
     grid.columns = grid.columns.astype(float)
     return grid.sort_index().sort_index(axis=1)
 
 
+@figure(
+    "03.1_pe_heatmap",
+    demo="03.1",
+    section="6.2",
+    caption=(
+        "正弦位置编码的热图。左边高频的维度变化很快，右边低频的维度几乎不变。"
+        "Sinusoidal PE: fast dimensions on the left, slow ones on the right."
+    ),
+)
 def pe_heatmap(table, ax):
     """03.1 (§6.2): rows = positions, columns = dimensions; fast columns left, slow ones right."""
     grid = _pivot(table, "pe", "pos", "dim")
@@ -70,9 +112,7 @@ def pe_heatmap(table, ax):
 
 def _series(table, quantity, x, by, where=None):
     """{label of `by`: (x values, mean, min, max)} for one quantity, x sorted numerically."""
-    rows = table[table["quantity"] == quantity]
-    for label, wanted in (where or {}).items():
-        rows = rows[rows[label] == str(wanted)]
+    rows = select(table, quantity, **(where or {}))
     out = {}
     for key, group in rows.groupby(by, sort=False):
         group = group.assign(_x=group[x].astype(float)).sort_values("_x")
@@ -83,6 +123,17 @@ def _series(table, quantity, x, by, where=None):
 SENSITIVITY_NAMES = {"rnn": "RNN", "attention": "self-attention"}
 
 
+@figure(
+    "01.4_sensitivity",
+    demo="01.4",
+    section="1.2",
+    caption=(
+        "最后一个输出对第 j 个输入的敏感度（对数坐标）。"
+        "RNN 随距离按指数衰减，自注意力和距离无关。"
+        "The last output's sensitivity to input j: the RNN's decays exponentially with the "
+        "distance, self-attention's does not."
+    ),
+)
 def sensitivity_by_distance(table, ax):
     """01.4 (§1.2): ‖∂y_last/∂x_j‖ against distance, log scale; RNN decays, attention does not."""
     series = _series(table, "sensitivity", "distance", "model")
@@ -96,6 +147,17 @@ def sensitivity_by_distance(table, ax):
     _legend_below(ax.figure, ax, ncols=2)
 
 
+@figure(
+    "02.2_saturation",
+    demo="02.2",
+    section="4.3",
+    caption=(
+        "不缩放时，d_k 越大，softmax 饱和（最大权重 > 0.99）的比例越高、"
+        "雅可比范数越小；缩放后两者都不随 d_k 变。"
+        "Unscaled, more rows saturate and the Jacobian shrinks as d_k grows; scaled, neither "
+        "changes."
+    ),
+)
 def saturation_by_dk(table, ax):
     """02.2 (§4.3): share of saturated softmax rows and the Jacobian norm against d_k."""
     twin = ax.twinx()
@@ -118,15 +180,22 @@ def saturation_by_dk(table, ax):
 
 def _job_value(table, quantity, **labels) -> float:
     """The seed mean of one job-level quantity (the first row that has these labels)."""
-    rows = table[table["quantity"] == quantity]
-    for label, wanted in labels.items():
-        rows = rows[rows[label] == str(wanted)]
-    return float(rows["mean"].iloc[0])
+    return float(select(table, quantity, **labels)["mean"].iloc[0])
 
 
 OPTIMIZER_NAMES = {"adam": "Adam", "sgd": "SGD"}
 
 
+@figure(
+    "02.3_lookup_curves",
+    demo="02.3",
+    section="4.4",
+    caption=(
+        "查字典任务训练后的测试准确率随学习率的变化（能用的学习率范围）。"
+        "左 Adam、右 SGD；实线缩放、虚线不缩放，颜色是 d_k；点线是 90% 和瞎猜。"
+        "Accuracy at the end of training against the learning rate: the usable range."
+    ),
+)
 def lookup_curves(table, ax):
     """02.3 (§4.4): accuracy after 600 steps against the learning rate — the usable lr range;
     one panel per optimizer, one colour per d_k, scaled solid, unscaled dashed."""
@@ -151,14 +220,23 @@ def lookup_curves(table, ax):
         panel.set_title(OPTIMIZER_NAMES.get(optimizer, optimizer))
         panel.set_xlabel("learning rate")
     panels[0].set_ylabel("test accuracy")
-    steps = int(table[table["quantity"] == "accuracy"]["step"].astype(int).max())
+    steps = int(select(table, "accuracy")["step"].astype(int).max())
     fig.suptitle(f"Look-up task: accuracy after {steps} steps vs learning rate")
     _legend_right(fig, *panels[0].get_legend_handles_labels())
 
 
+@figure(
+    "03.4_previous_token",
+    demo="03.4",
+    section="6.4",
+    caption=(
+        "只用位置编码、W^Q = β M₋₁ 时，放在前一个位置上的平均权重随 β 变“硬”。"
+        "The weight on the previous position hardens as β grows."
+    ),
+)
 def previous_token_weight(table, ax):
     """03.4 (§6.4): mean weight on the previous position grows with beta in W^Q = beta M_-1."""
-    rows = table[table["quantity"] == "mean_weight_previous"]
+    rows = select(table, "mean_weight_previous")
     beta = rows["beta"].astype(float)
     ax.semilogx(beta, rows["mean"], "o-", base=2)
     ax.set_xlabel(r"$\beta$")
@@ -172,6 +250,15 @@ def previous_token_weight(table, ax):
 SETUP_NAMES = {"post_ln": "Post-LN", "pre_ln": "Pre-LN", "post_ln_warmup": "Post-LN + warmup"}
 
 
+@figure(
+    "04.3_ln_curves",
+    demo="04.3",
+    section="7.5",
+    caption=(
+        "6 层编码器做原地反转时，逐位置准确率随步数的变化。实线 lr 1e−2、虚线 lr 1e−3；"
+        "灰色点线是瞎猜。Per-position accuracy against the training step."
+    ),
+)
 def ln_curves(table, ax):
     """04.3 (§7.5): per-position accuracy against step; one colour per setup, one line style
     per lr (step 0 = the initialisation)."""
@@ -205,6 +292,15 @@ def _model_style(model):
     return MODEL_STYLE.get(model, (model, None))
 
 
+@figure(
+    "05.1_accuracy_by_length",
+    demo="05.1",
+    section="9.2",
+    caption=(
+        "整句（实线）和逐词（虚线，含 EOS）准确率随 L 的变化，误差棒是种子间的最小–最大。"
+        "Whole-sequence and per-token accuracy against L."
+    ),
+)
 def accuracy_by_length(table, ax):
     """05.1 (§9.2): whole-sequence (solid) and per-token (dashed) accuracy against L."""
     for quantity, style in (("sequence_accuracy", "o-"), ("token_accuracy", "s--")):
@@ -232,6 +328,15 @@ def accuracy_by_length(table, ax):
     _legend_below(ax.figure, ax, ncols=2)
 
 
+@figure(
+    "05.2_accuracy_by_position",
+    demo="05.1",
+    section="9.3",
+    caption=(
+        "每个输出位置 t（从 1 数起，复制输入的第 L + 1 − t 个词）的准确率，"
+        "阴影是种子间的最小–最大。Accuracy at each output position."
+    ),
+)
 def accuracy_by_position(table, ax):
     """05.2 (§9.3): accuracy at each 1-based output position t, at the largest L of 05.1."""
     L = table["seq_len"].astype(int).max()
@@ -259,7 +364,7 @@ ATTENTION_ROWS = {  # row of 05.3's figure: (heading, x label, y label)
 def _attention_panels(table):
     """{row: [(panel title, map)]} for 05.3: the cross-attention heads and the GRU's attention,
     the decoder's and the encoder's self-attention heads (rows that have no map are left out)."""
-    maps = table[table["quantity"] == "map"]
+    maps = select(table, "map")
     rows = {"cross": [], "decoder": [], "encoder": []}
     for (model, block, head), group in maps.groupby(["model", "block", "head"], sort=False):
         group = group.assign(query=group["query"].astype(int), key=group["key"].astype(int))
@@ -276,6 +381,16 @@ def _attention_panels(table):
     return {name: panels for name, panels in rows.items() if panels}
 
 
+@figure(
+    "05.3_attention_maps",
+    demo="05.3",
+    section="9.4",
+    caption=(
+        "平均注意力权重。第一行：Transformer 的编码器-解码器注意力各头和 GRU + 注意力"
+        "（反对角线 = 镜像位置）；第二行：解码器自注意力；第三行：编码器自注意力。"
+        "Mean attention weights: cross-attention, decoder and encoder self-attention."
+    ),
+)
 def attention_maps(table, ax):
     """05.3 (§9.4): mean attention weights; the mirror position is the anti-diagonal."""
     from matplotlib.ticker import MaxNLocator
@@ -327,6 +442,15 @@ def _step_time_axes(ax, lengths):
     ax.set_ylabel("ms per training step (log scale)")
 
 
+@figure(
+    "05.4_step_time",
+    demo="05.4",
+    section="9.5",
+    caption=(
+        "每步训练耗时随 L 的变化（对数坐标，CPU 单线程，因机器而异）。"
+        "Training step time against L on this machine."
+    ),
+)
 def step_time_by_length(table, ax):
     """05.4 (§9.5): ms per training step against L, log-log (machine-dependent)."""
     for model, (x, mean, _, _) in _series(table, "ms_per_step", "seq_len", "model").items():
@@ -341,6 +465,16 @@ def step_time_by_length(table, ax):
 TORCH_STYLE = {"nn.Transformer": "tab:green", "nn.GRU": "tab:blue"}
 
 
+@figure(
+    "06.3_gpu_step_time",
+    demo="06.3",
+    section="9.5",
+    caption=(
+        "GPU 上每步训练耗时随 L 的变化（对数坐标，因机器而异）。实线是我们的三个模型，"
+        "虚线是 PyTorch 自带的同尺寸模型（nn.Transformer、nn.GRU）；左右两栏是两种模型宽度。"
+        "Training step time on a GPU, two model widths."
+    ),
+)
 def gpu_step_time_by_length(table, ax):
     """06.3 (§9.5): ms per training step against L on a GPU, one panel per model size."""
     fig = ax.figure
@@ -366,101 +500,11 @@ def gpu_step_time_by_length(table, ax):
     _legend_below(fig, axes[0], ncols=3)
 
 
-# name -> (demo whose table it draws, function)
-FIGURES = {
-    "01.4_sensitivity": ("01.4", sensitivity_by_distance),
-    "02.2_saturation": ("02.2", saturation_by_dk),
-    "02.3_lookup_curves": ("02.3", lookup_curves),
-    "03.1_pe_heatmap": ("03.1", pe_heatmap),
-    "03.4_previous_token": ("03.4", previous_token_weight),
-    "04.3_ln_curves": ("04.3", ln_curves),
-    "05.1_accuracy_by_length": ("05.1", accuracy_by_length),
-    "05.2_accuracy_by_position": ("05.1", accuracy_by_position),  # 05.2 reads the 05.1 runs
-    "05.3_attention_maps": ("05.3", attention_maps),
-    "05.4_step_time": ("05.4", step_time_by_length),
-    "06.3_gpu_step_time": ("06.3", gpu_step_time_by_length),
-}
-
-# The lecture section each figure belongs to: the report numbers it by it (图 4.3 Figure 4.3).
-SECTIONS = {
-    "01.4_sensitivity": "1.2",
-    "02.2_saturation": "4.3",
-    "02.3_lookup_curves": "4.4",
-    "03.1_pe_heatmap": "6.2",
-    "03.4_previous_token": "6.4",
-    "04.3_ln_curves": "7.5",
-    "05.1_accuracy_by_length": "9.2",
-    "05.2_accuracy_by_position": "9.3",
-    "05.3_attention_maps": "9.4",
-    "05.4_step_time": "9.5",
-    "06.3_gpu_step_time": "9.5",
-}
+# the report's and the figure rule's order: by name, so by demo
+FIGURES = dict(sorted(FIGURES.items()))
 
 
-# What the report prints under each figure (the figures themselves are labelled in English).
-CAPTIONS = {
-    "01.4_sensitivity": (
-        "最后一个输出对第 j 个输入的敏感度（对数坐标）。"
-        "RNN 随距离按指数衰减，自注意力和距离无关。"
-        "The last output's sensitivity to input j: the RNN's decays exponentially with the "
-        "distance, self-attention's does not."
-    ),
-    "02.2_saturation": (
-        "不缩放时，d_k 越大，softmax 饱和（最大权重 > 0.99）的比例越高、"
-        "雅可比范数越小；缩放后两者都不随 d_k 变。"
-        "Unscaled, more rows saturate and the Jacobian shrinks as d_k grows; scaled, neither "
-        "changes."
-    ),
-    "02.3_lookup_curves": (
-        "查字典任务训练后的测试准确率随学习率的变化（能用的学习率范围）。"
-        "左 Adam、右 SGD；实线缩放、虚线不缩放，颜色是 d_k；点线是 90% 和瞎猜。"
-        "Accuracy at the end of training against the learning rate: the usable range."
-    ),
-    "03.1_pe_heatmap": (
-        "正弦位置编码的热图。左边高频的维度变化很快，右边低频的维度几乎不变。"
-        "Sinusoidal PE: fast dimensions on the left, slow ones on the right."
-    ),
-    "03.4_previous_token": (
-        "只用位置编码、W^Q = β M₋₁ 时，放在前一个位置上的平均权重随 β 变“硬”。"
-        "The weight on the previous position hardens as β grows."
-    ),
-    "04.3_ln_curves": (
-        "6 层编码器做原地反转时，逐位置准确率随步数的变化。实线 lr 1e−2、虚线 lr 1e−3；"
-        "灰色点线是瞎猜。Per-position accuracy against the training step."
-    ),
-    "05.1_accuracy_by_length": (
-        "整句（实线）和逐词（虚线，含 EOS）准确率随 L 的变化，误差棒是种子间的最小–最大。"
-        "Whole-sequence and per-token accuracy against L."
-    ),
-    "05.2_accuracy_by_position": (
-        "每个输出位置 t（从 1 数起，复制输入的第 L + 1 − t 个词）的准确率，"
-        "阴影是种子间的最小–最大。Accuracy at each output position."
-    ),
-    "05.3_attention_maps": (
-        "平均注意力权重。第一行：Transformer 的编码器-解码器注意力各头和 GRU + 注意力"
-        "（反对角线 = 镜像位置）；第二行：解码器自注意力；第三行：编码器自注意力。"
-        "Mean attention weights: cross-attention, decoder and encoder self-attention."
-    ),
-    "05.4_step_time": (
-        "每步训练耗时随 L 的变化（对数坐标，CPU 单线程，因机器而异）。"
-        "Training step time against L on this machine."
-    ),
-    "06.3_gpu_step_time": (
-        "GPU 上每步训练耗时随 L 的变化（对数坐标，因机器而异）。实线是我们的三个模型，"
-        "虚线是 PyTorch 自带的同尺寸模型（nn.Transformer、nn.GRU）；左右两栏是两种模型宽度。"
-        "Training step time on a GPU, two model widths."
-    ),
-}
-
-
-def caption(name: str) -> str:
-    """The report's caption: CAPTIONS, else the first line of the figure function's docstring."""
-    if name in CAPTIONS:
-        return CAPTIONS[name]
-    return (FIGURES[name][1].__doc__ or name).strip().splitlines()[0]
-
-
-def figure(name: str, table):
+def render(name: str, table):
     """The matplotlib Figure `name` drawn from its seed-averaged table (not saved)."""
     import matplotlib
 
@@ -471,14 +515,14 @@ def figure(name: str, table):
         raise ValueError(f"unknown figure {name!r}; expected one of {sorted(FIGURES)}")
     with plt.rc_context(STYLE):
         fig, ax = plt.subplots(figsize=SIZE, dpi=DPI, layout="constrained")
-        FIGURES[name][1](table, ax)
+        FIGURES[name].draw(table, ax)
     return fig
 
 
 def draw(name: str, table_path: Path, out: Path) -> None:
     import matplotlib.pyplot as plt
 
-    fig = figure(name, read_tables([table_path])[table_path.stem])  # timings merged in
+    fig = render(name, read_tables([table_path])[table_path.stem])  # timings merged in
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(f".{out.name}.tmp.png")
     with plt.rc_context(STYLE):

@@ -43,6 +43,7 @@ import numpy as np
 import pandas as pd
 import yaml
 
+from lecture17 import aggregate as tables_mod
 from lecture17 import checks
 
 CLASSES = ("exact", "reconstructed", "echo", "precision", "seeded", "timing", "cited")
@@ -232,41 +233,30 @@ class MissingTable(LookupError):
 def select(tables: dict, selector: dict, default_demo: str | None = None) -> pd.DataFrame:
     """The rows of a seed-averaged table that a selector names (mean, min, max, n_seeds).
 
-    `quantity` is one name or a list of names; `where` is a dict (every combination of the
-    listed labels) or a list of dicts (their rows, in that order), e.g. one row per head:
-    [{head: who, key: Jane}, {head: where, key: …}].
+    `quantity` is one name or a list of names (rows in the listed order); `where` is a dict
+    (every combination of the listed labels) or a list of dicts (their rows, in that order),
+    e.g. one row per head: [{head: who, key: Jane}, {head: where, key: …}].
     """
     demo = str(selector.get("demo", default_demo))
     if demo not in tables:
         raise MissingTable(demo)
-    table = tables[demo]
     quantities = selector["quantity"]
-    if isinstance(quantities, list):  # several quantities, in the listed order
-        rows = pd.concat([table[table["quantity"] == q] for q in quantities])
-    else:
-        rows = table[table["quantity"] == quantities]
     where = selector.get("where", {})
-    if isinstance(where, list):
-        picked = pd.concat([_filter(rows, w, demo) for w in where])
-    else:
-        picked = _filter(rows, where, demo)
+    try:
+        picked = pd.concat(
+            [
+                tables_mod.select(tables[demo], q, strict=True, **w)
+                for w in (where if isinstance(where, list) else [where])
+                for q in (quantities if isinstance(quantities, list) else [quantities])
+            ]
+        )
+    except tables_mod.NoRows as absent:
+        raise MissingTable(f"{demo}: {absent}") from None
+    except ValueError as error:  # a wrong label name is a ledger bug
+        raise ValueError(f"table {demo}: {error}") from None
     if picked.empty:
-        raise MissingTable(f"{demo}: {selector['quantity']} {where}")
+        raise MissingTable(f"{demo}: {quantities} {where}")
     return picked
-
-
-def _filter(rows: pd.DataFrame, where: dict, demo: str) -> pd.DataFrame:
-    for label, wanted in where.items():
-        if label not in rows.columns:
-            raise ValueError(
-                f"table {demo} has no label column {label!r}; has {list(rows.columns)}"
-            )
-        wanted = [str(w) for w in (wanted if isinstance(wanted, list) else [wanted])]
-        absent = sorted(set(wanted) - set(rows[label]))
-        if absent:  # every listed value must select rows: a typo is never silently dropped
-            raise MissingTable(f"{demo}: {label} = {absent}")
-        rows = rows[rows[label].isin(wanted)]
-    return rows  # a wrong label name is a ledger bug (ValueError); absent rows are MissingTable
 
 
 def scalar_or_list(values: np.ndarray):

@@ -27,8 +27,8 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 from lecture17 import ledger as ledger_mod
 from lecture17 import report_claims as claims_mod
-from lecture17.aggregate import read_tables
-from lecture17.figures import DPI, SECTIONS
+from lecture17.aggregate import read_tables, select
+from lecture17.figures import DPI, FIGURES
 from lecture17.figures import caption as figure_caption
 from lecture17.provenance import machine_info, reproducible_info
 from lecture17.report_html import to_html
@@ -67,13 +67,7 @@ def fmt_cell(row, fmt: str) -> str:
 
 
 def _filter(table, view):
-    rows = table
-    if "quantities" in view:
-        rows = rows[rows["quantity"].isin(view["quantities"])]
-    for label, wanted in view.get("where", {}).items():
-        wanted = wanted if isinstance(wanted, list) else [wanted]
-        rows = rows[rows[label].isin([str(w) for w in wanted])]
-    return rows
+    return select(table, view.get("quantities"), **view.get("where", {}))
 
 
 def row_key(table, r) -> tuple:
@@ -227,7 +221,7 @@ def figure_numbers(names) -> dict:
     """{name: "4.3"}; two figures of one section are 9.5a and 9.5b."""
     by_section = {}
     for name in names:
-        by_section.setdefault(SECTIONS.get(name, "0"), []).append(name)
+        by_section.setdefault(FIGURES[name].section if name in FIGURES else "0", []).append(name)
     numbers = {}
     for section, group in by_section.items():
         for i, name in enumerate(group):
@@ -394,8 +388,8 @@ def crossover_lines(table) -> str:
     The crossover is the shortest L from which the Transformer is faster at that L and at every
     longer one measured; "never" and "from the shortest L on" are said as such.
     """
-    rows = table[table["quantity"] == "ms_ratio_transformer_over_gru"]
-    ms = table[table["quantity"] == "ms_per_step"]
+    rows = select(table, "ms_ratio_transformer_over_gru")
+    ms = select(table, "ms_per_step")
     lines = []
     for d_model, group in rows.groupby(rows["d_model"].astype(int), sort=False):
         group = group.assign(L=group["seq_len"].astype(int)).sort_values("L")

@@ -6,8 +6,9 @@
         --out results/05.1/model=gru/seq_len=8/seed0.csv
 
 The CSV is written to a temporary file and renamed at the end, so a failed job leaves nothing
-half-written behind (Snakemake also deletes the outputs of failed jobs). Timings (`ms…`
-quantities) go to `<out stem>.timing.csv` beside it, so the CSV itself is reproducible.
+half-written behind (Snakemake also deletes the outputs of failed jobs). Timings (the
+quantities the demo's registry entry declares) go to `<out stem>.timing.csv` beside it, so the
+CSV itself is reproducible.
 
 `check_demo(demo, spec, device)` checks a demo's block of the config against its function (names
 and types of its settings and grid), so a bad config fails when the workflow is parsed, before
@@ -36,10 +37,13 @@ from lecture17.experiments import DEMOS
 
 
 def load_demo(demo: str):
-    if demo not in DEMOS:
-        raise ValueError(f"unknown demo {demo!r}; expected one of {sorted(DEMOS)}")
-    module, function = DEMOS[demo]
-    return getattr(importlib.import_module(f"lecture17.experiments.{module}"), function)
+    if demo not in DEMOS or DEMOS[demo].kind == "view":
+        runnable = sorted(d for d, spec in DEMOS.items() if spec.kind != "view")
+        raise ValueError(f"unknown demo {demo!r}; expected one of {runnable}")
+    spec = DEMOS[demo]
+    return getattr(
+        importlib.import_module(f"lecture17.experiments.{spec.module}"), spec.function_name
+    )
 
 
 def check_settings(fn, settings: dict) -> None:
@@ -131,6 +135,11 @@ def check_demo(demo: str, spec: dict, device: str) -> None:
     fn = load_demo(demo)
     settings, grid = spec["settings"], spec.get("grid", {})
     training = "device" in inspect.signature(fn).parameters
+    if training != (DEMOS[demo].kind != "analytic"):
+        raise ValueError(
+            f"{where}: {fn.__name__} is registered as {DEMOS[demo].kind!r} "
+            f"(lecture17.experiments.DEMOS), but it {'takes' if training else 'takes no'} `device`"
+        )
     if bool(grid) != training:
         expected = "a `grid` (a training demo)" if training else "no `grid` (not a training demo)"
         raise ValueError(f"{where}: expected {expected} for {fn.__name__}")
@@ -180,11 +189,23 @@ def run_demo(demo: str, settings: dict, seed: int, grid_point: dict | None = Non
     if table["value"].isna().any():  # e.g. a mean over an empty window: the settings don't fit
         bad = sorted(set(table.loc[table["value"].isna(), "quantity"]))
         raise ValueError(f"demo {demo} computed NaN for {bad}; check its settings {settings}")
+    if missing := sorted(set(DEMOS[demo].timings) - set(table["quantity"])):
+        raise ValueError(
+            f"demo {demo} declares the timings {missing} (lecture17.experiments.DEMOS) but "
+            "returned no rows of them"
+        )
     for position, (key, value) in enumerate(grid_point.items()):
         if key not in table.columns:
             table.insert(position, key, value)
     table.insert(0, "seed", seed)
     table.insert(0, "demo", demo)
+    return table
+
+
+def run_job(demo: str, settings: dict, seed: int, grid_point: dict, out: Path) -> pd.DataFrame:
+    """One job: run the demo and write its CSV, the declared timings to `<out>.timing.csv`."""
+    table = run_demo(demo, settings, seed, grid_point)
+    write_with_timing(table, out, DEMOS[demo].timings)
     return table
 
 
@@ -199,8 +220,8 @@ def main(argv=None) -> int:
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args(argv)
     exit_on_sigterm()  # a stopped build: remove the temporary CSVs on the way out (csvio)
-    table = run_demo(args.demo, json.loads(args.settings), args.seed, json.loads(args.grid))
-    write_with_timing(table, args.out)  # timings to <out>.timing.csv
+    settings, grid_point = json.loads(args.settings), json.loads(args.grid)
+    table = run_job(args.demo, settings, args.seed, grid_point, args.out)
     print(
         f"演示 {args.demo} · seed {args.seed}: {len(table)} 行 rows → {args.out}", file=sys.stderr
     )

@@ -2,6 +2,7 @@
 
 import json
 import os
+import re
 from pathlib import Path
 
 from snakemake.exceptions import WorkflowError
@@ -10,8 +11,9 @@ from snakemake.utils import validate
 
 from lecture17.csvio import timing_path
 from lecture17.deps import code_inputs
-from lecture17.experiments import DEMOS
-from lecture17.run import check_demo, grid_folder, grid_points as points_of, runs
+from lecture17.experiments import DEMOS, rules
+from lecture17.figures import FIGURES
+from lecture17.run import check_demo, runs
 
 validate(config, schema="../schemas/config.schema.yaml")
 
@@ -41,9 +43,13 @@ for _demo, _spec in config["demos"].items():
     check_demo(_demo, _spec, config["device"])
 
 
-def demos_of(script):
-    """The configured demo ids of one lecture script ("01" -> ["01.1", …])."""
-    return [d for d in config["demos"] if d.startswith(f"{script}.")]
+# Snakemake rule name -> the registered demos it runs (workflow/rules/experiments.smk).
+EXPERIMENT_RULES = rules()
+
+
+def demo_pattern(demos):
+    """The `demo` wildcard of one experiment rule: exactly its demos' ids ("01\\.1|01\\.2|…")."""
+    return "|".join(re.escape(d.id) for d in demos)
 
 
 def settings_json(wildcards):
@@ -63,15 +69,6 @@ def training_settings_json(wildcards):
 def runs_here(demo):
     """A demo runs in this build unless its `devices` leave out the build's `device`."""
     return config["device"] in config["demos"][demo].get("devices", ["cpu", "cuda"])
-
-
-def is_training(demo):
-    return bool(config["demos"][demo].get("grid"))
-
-
-def grid_points(demo):
-    """A training demo's jobs, as Hive-style folders: ["model=gru/seq_len=8", …]."""
-    return [grid_folder(point) for point in points_of(config["demos"][demo])]
 
 
 def grid_json(wildcards):
@@ -124,14 +121,12 @@ def code(*modules):
     return code_inputs(*modules, root=ROOT)
 
 
-from lecture17.figures import FIGURES
-
 # Every demo that runs in this build gets a seed-averaged table; a GPU-only demo (06.3) gets one
 # in a `device=cuda` build, or from its runs recorded under report/measured/. A figure is drawn
 # when its demo has a table.
 TABLES = [demo for demo in config["demos"] if runs_here(demo) or recorded_csvs(demo)]
 RECORDED = [demo for demo in TABLES if not runs_here(demo)]
-FIGURE_NAMES = [name for name, (demo, _) in FIGURES.items() if demo in TABLES]
+FIGURE_NAMES = [name for name, fig in FIGURES.items() if fig.demo in TABLES]
 
 # The report lists the code every result came from (its provenance block hashes these files).
 ALL_CODE = code(
@@ -139,5 +134,5 @@ ALL_CODE = code(
     "lecture17.aggregate",
     "lecture17.figures",
     "lecture17.run",
-    *{f"lecture17.experiments.{DEMOS[d][0]}" for d in config["demos"]},
+    *{f"lecture17.experiments.{DEMOS[d].module}" for d in config["demos"]},
 )

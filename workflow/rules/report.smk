@@ -3,8 +3,8 @@
 
 rule figure:
     input:
-        table=lambda w: f"results/tables/{FIGURES[w.name][0]}.csv",
-        timing=lambda w: f"results/tables/{FIGURES[w.name][0]}.timing.csv",
+        table=lambda w: f"results/tables/{FIGURES[w.name].demo}.csv",
+        timing=lambda w: f"results/tables/{FIGURES[w.name].demo}.timing.csv",
         code=code("lecture17.figures"),
     output:
         report(

@@ -1,54 +1,192 @@
-"""The lecture's demos, one module per lecture script.
+"""The lecture's demos, one module per lecture script, each registered once in `DEMOS` below.
 
-Contract of a demo function (see run.py, which calls them):
+Contract of a demo function (see pipeline/job.py, which calls them):
 
     def path_length(*, seq_len: int, hidden: int, n_sequences: int, seed: int) -> pd.DataFrame
 
 - keyword-only arguments, no defaults: every setting comes from config/config.yaml, where it
-  carries its § reference; `seed` is always passed (deterministic demos ignore it);
+  carries its § reference; `seed` is always passed (deterministic demos ignore it); a nested
+  block of settings is annotated with a frozen dataclass (`train: TrainSettings`);
 - it returns a tidy (long) DataFrame: zero or more label columns (model, distance, d_k, …),
   then `quantity` (str) and `value` (float); one row per measured number;
 - it never writes files or prints; it seeds its own generators from `seed`;
 - torch and tiny_transformer are imported inside the functions that need them, so the
   numpy-only demos run without paying for `import torch` (~3 s per job).
+
+Everything that only repeats a demo's id is derived from its entry here: the Snakemake rule
+that runs it (workflow/rules/experiments.smk), which of its quantities are timings (they go to
+`.timing.csv`, never compared across machines), the tests that run every demo, and the
+README's demo map. docs/ARCHITECTURE.md says what else a new demo needs.
 """
 
-# demo id -> (module, function). The ids are the lecture's ("代码 01 演示 4" = "01.4").
-DEMOS: dict[str, tuple[str, str]] = {
-    # 01 self-attention (§1–§3)
-    "01.1": ("self_attention", "jane_example"),
-    "01.2": ("self_attention", "loop_vs_matrix"),
-    "01.3": ("self_attention", "permutation_equivariance"),
-    "01.4": ("self_attention", "path_length"),
-    "01.5": ("self_attention", "complexity"),
-    # 02 scaling and multi-head attention (§4–§5)
-    "02.1": ("scaling_multihead", "dot_product_variance"),
-    "02.2": ("scaling_multihead", "softmax_saturation"),
-    "02.3": ("scaling_multihead", "lookup_task"),
-    "02.4": ("scaling_multihead", "multihead_vs_torch"),
-    "02.5": ("scaling_multihead", "one_head_vs_three"),
-    # 03 positional encoding (§6)
-    "03.1": ("positional_encoding", "wavelengths"),
-    "03.2": ("positional_encoding", "relative_shift"),
-    "03.3": ("positional_encoding", "pe_dot_products"),
-    "03.4": ("positional_encoding", "previous_token_head"),
-    "03.5": ("positional_encoding", "pe_ablation"),
-    # 04 encoder and decoder layers (§7–§8)
-    "04.1": ("layers", "encoder_vs_torch"),
-    "04.2": ("layers", "layernorm_vs_batchnorm"),
-    "04.3": ("layers", "post_vs_pre_ln"),
-    "04.4": ("layers", "look_ahead_mask"),
-    "04.5": ("layers", "decoder_vs_torch"),
-    "04.6": ("layers", "padding_mask"),
-    # 05 tiny Transformer vs GRU seq2seq (§9)
-    "05.1": ("transformer_vs_rnn", "reversal_comparison"),
-    "05.3": ("transformer_vs_rnn", "attention_analysis"),
-    "05.4": ("transformer_vs_rnn", "step_time"),
-    # 06 beyond the lecture: its "at scale" claims made concrete (§8.4, §9.5, §10.4)
-    "06.1": ("beyond", "memory_light_attention"),
-    "06.2": ("beyond", "kv_cache_decoding"),
-    "06.3": ("beyond", "gpu_step_time"),
-    # §13 exercises whose answers are numbers
-    "13.1": ("exercises", "exercise_answers"),
+from dataclasses import dataclass
+
+KINDS = ("analytic", "training", "gpu", "view")
+
+
+@dataclass(frozen=True)
+class Demo:
+    """One demo of the lecture ("代码 01 演示 4" = "01.4").
+
+    kind: analytic (one job per seed, no training), training (one job per grid point and seed,
+    on the build's `device`), gpu (as training, but only in a `device=cuda` build), view (no
+    runs of its own: its report view reads the table of the demo in `reads`).
+    rule: the Snakemake rule that runs its jobs (`--forcerun <rule>`, benchmarks/<rule>/, the
+    SLURM profile's per-rule resources); by default its module for an analytic demo, its
+    function for a training one.
+    timings: the quantities that are machine-dependent (milliseconds and their ratios).
+    """
+
+    id: str
+    function: str  # "<module>.<function>" in lecture17.experiments ("" for a view)
+    section: str  # where the lecture shows it: "§3.3"
+    title: str  # the README's and the report's short name, in the lecture's words
+    kind: str = "analytic"
+    rule: str = ""
+    timings: tuple[str, ...] = ()
+    reads: str = ""  # a view's demo: whose table it shows
+
+    def __post_init__(self):
+        if self.kind not in KINDS:
+            raise ValueError(f"demo {self.id}: kind {self.kind!r}, expected one of {KINDS}")
+        if (self.kind == "view") != bool(self.reads):
+            raise ValueError(f"demo {self.id}: a view, and only a view, names the demo it reads")
+        if not self.rule and self.kind != "view":
+            default = self.module if self.kind == "analytic" else self.function_name
+            object.__setattr__(self, "rule", default)
+
+    @property
+    def module(self) -> str:
+        return self.function.split(".")[0]
+
+    @property
+    def function_name(self) -> str:
+        return self.function.split(".")[1]
+
+    @property
+    def script(self) -> str:
+        return self.id.split(".")[0]
+
+
+# The lecture's scripts: id -> its title in the lecture's words (the README's demo map).
+SCRIPTS = {
+    "01": "自注意力 self-attention",
+    "02": "缩放与多头 scaling, multi-head",
+    "03": "位置编码 positional encoding",
+    "04": "编码器 / 解码器层 layers",
+    "05": "Transformer vs GRU",
+    "06": "超出讲义 beyond",
+    "13": "练习 exercises",
 }
-# 05.2 (accuracy by output position) is read from the 05.1 runs: same models, same seeds.
+
+_STEP_TIMES = ("ms_per_step",)
+_REGISTRY = [
+    # 01 self-attention (§1–§3)
+    Demo("01.1", "self_attention.jane_example", "§2.3", "Jane"),
+    Demo("01.2", "self_attention.loop_vs_matrix", "§3.1", "循环 vs 矩阵"),
+    Demo("01.3", "self_attention.permutation_equivariance", "§3.2", "置换等变"),
+    Demo("01.4", "self_attention.path_length", "§1.2", "路径长度"),
+    Demo(
+        "01.5",
+        "self_attention.complexity",
+        "§3.3",
+        "计算量",
+        timings=("ms_per_layer", "ms_growth_per_doubling"),
+    ),
+    # 02 scaling and multi-head attention (§4–§5)
+    Demo("02.1", "scaling_multihead.dot_product_variance", "§4.2", "方差"),
+    Demo("02.2", "scaling_multihead.softmax_saturation", "§4.3", "饱和"),
+    Demo("02.3", "scaling_multihead.lookup_task", "§4.4", "查字典", kind="training"),
+    Demo("02.4", "scaling_multihead.multihead_vs_torch", "§5.2", "多头 = PyTorch"),
+    Demo("02.5", "scaling_multihead.one_head_vs_three", "§5.1", "一个头 vs 三个头"),
+    # 03 positional encoding (§6)
+    Demo("03.1", "positional_encoding.wavelengths", "§6.2", "波长"),
+    Demo("03.2", "positional_encoding.relative_shift", "§6.3", "M_k"),
+    Demo("03.3", "positional_encoding.pe_dot_products", "§6.3", "点积"),
+    Demo("03.4", "positional_encoding.previous_token_head", "§6.4", "前一个词"),
+    Demo("03.5", "positional_encoding.pe_ablation", "§6.6", "消融", kind="training"),
+    # 04 encoder and decoder layers (§7–§8)
+    Demo("04.1", "layers.encoder_vs_torch", "§7.4", "编码器层"),
+    Demo("04.2", "layers.layernorm_vs_batchnorm", "§7.3", "LN vs BN"),
+    Demo("04.3", "layers.post_vs_pre_ln", "§7.5", "Post-LN vs Pre-LN", kind="training"),
+    Demo("04.4", "layers.look_ahead_mask", "§8.1", "look-ahead"),
+    Demo("04.5", "layers.decoder_vs_torch", "§8.2", "解码器层"),
+    Demo("04.6", "layers.padding_mask", "§8.3", "padding"),
+    # 05 tiny Transformer vs GRU seq2seq (§9); 05.2 (accuracy by output position) is read from
+    # the 05.1 runs: same models, same seeds (report/views/05.yaml)
+    Demo(
+        "05.1",
+        "transformer_vs_rnn.reversal_comparison",
+        "§9.2",
+        "结果",
+        kind="training",
+        rule="transformer_vs_rnn",
+        timings=("ms_per_step", "ms_train_total"),
+    ),
+    Demo("05.2", "", "§9.3", "按位置", kind="view", reads="05.1"),
+    Demo(
+        "05.3",
+        "transformer_vs_rnn.attention_analysis",
+        "§9.4",
+        "注意力",
+        kind="training",
+        rule="transformer_vs_rnn",
+    ),
+    Demo(
+        "05.4",
+        "transformer_vs_rnn.step_time",
+        "§9.5",
+        "速度",
+        kind="training",
+        rule="transformer_vs_rnn",
+        timings=_STEP_TIMES,
+    ),
+    # 06 beyond the lecture: its "at scale" claims made concrete (§8.4, §9.5, §10.4)
+    Demo(
+        "06.1", "beyond.memory_light_attention", "§10.4", "不存 n×n 矩阵的注意力", timings=("ms",)
+    ),
+    Demo(
+        "06.2",
+        "beyond.kv_cache_decoding",
+        "§8.4",
+        "KV cache",
+        timings=("ms", "ms_ratio_uncached_over_cached"),
+    ),
+    Demo(
+        "06.3",
+        "beyond.gpu_step_time",
+        "§9.5",
+        "GPU 上的训练速度（只在 GPU 构建里跑）",
+        kind="gpu",
+        timings=(
+            *_STEP_TIMES,
+            "ms_ratio_transformer_over_gru",
+            "ms_ratio_transformer_over_gru_attention",
+            "ms_ratio_transformer_over_nn_transformer",
+            "ms_ratio_gru_over_nn_gru",
+        ),
+    ),
+    # §13 exercises whose answers are numbers
+    Demo("13.1", "exercises.exercise_answers", "§13", "练习 1、3、4、7 的数字答案"),
+]
+
+DEMOS: dict[str, Demo] = {demo.id: demo for demo in _REGISTRY}
+assert len(DEMOS) == len(_REGISTRY), "a demo id is registered twice"
+assert list(DEMOS) == sorted(DEMOS), "demos are registered in id order"
+
+
+def runnable() -> dict[str, Demo]:
+    """The demos that have runs of their own (every kind but a view)."""
+    return {id_: demo for id_, demo in DEMOS.items() if demo.kind != "view"}
+
+
+def rules(demos=None) -> dict[str, list[Demo]]:
+    """Snakemake rule name -> the demos it runs, in id order (one rule per module and kind);
+    `demos` defaults to the registry's runnable demos."""
+    grouped: dict[str, list[Demo]] = {}
+    for demo in runnable().values() if demos is None else demos:
+        grouped.setdefault(demo.rule, []).append(demo)
+    for name, demos in grouped.items():
+        if len({(d.module, d.kind) for d in demos}) != 1:
+            raise ValueError(f"rule {name}: its demos mix modules or kinds: {demos}")
+    return grouped

@@ -1,0 +1,106 @@
+"""The demo registry (lecture17.experiments.DEMOS) is the one list of demos: the config, the
+functions, the views, the figures, the ledger, the rules and the README's map all agree with it,
+and every fact it declares (kind, timings) is checked against what the demo does."""
+
+import inspect
+from dataclasses import replace
+
+import pytest
+import yaml
+from conftest import ROOT, TEST_CONFIG
+
+from lecture17 import figures, ledger
+from lecture17.experiments import DEMOS, Demo, rules, runnable
+from lecture17.reference import MAP_BEGIN, MAP_END, demo_map, splice
+from lecture17.report import load_views
+from lecture17.run import load_demo, run_demo
+
+
+def config_demos(path=ROOT / "config" / "config.yaml") -> dict:
+    return yaml.safe_load(path.read_text(encoding="utf-8"))["demos"]
+
+
+ANALYTIC = [d for d, demo in DEMOS.items() if demo.kind == "analytic"]
+
+
+def test_the_config_runs_exactly_the_registered_demos():
+    assert list(config_demos()) == list(runnable())  # and in id order
+    assert set(config_demos(TEST_CONFIG)) <= set(runnable())
+
+
+@pytest.mark.parametrize("demo", list(runnable()))
+def test_each_registered_function_follows_the_contract(demo):
+    fn = load_demo(demo)
+    params = inspect.signature(fn).parameters.values()
+    assert all(p.kind is p.KEYWORD_ONLY and p.default is p.empty for p in params)
+    takes_device = "device" in inspect.signature(fn).parameters
+    assert takes_device == (DEMOS[demo].kind != "analytic"), DEMOS[demo].kind
+    spec = config_demos()[demo]
+    assert bool(spec.get("grid")) == takes_device
+    assert (spec.get("devices") == ["cuda"]) == (DEMOS[demo].kind == "gpu")
+
+
+def test_every_view_figure_and_claim_names_a_registered_demo():
+    views = load_views(ROOT / "report" / "views")
+    assert set(views) == set(DEMOS)  # every demo is shown, nothing else is
+    for demo, items in views.items():
+        for view in items:
+            assert str(view.get("table", demo)) == (DEMOS[demo].reads or demo), view["title"]
+    assert {f.demo for f in figures.FIGURES.values()} <= set(runnable())
+    for entry in ledger.load_ledger(ROOT / "report" / "ledger"):
+        if ledger._has_values(entry):
+            for selector in ledger._selectors(entry).values():
+                assert str(selector.get("demo", entry.get("demo"))) in {*DEMOS, "build"}
+
+
+def test_rules_group_one_module_and_kind_and_keep_their_names():
+    names = {name: [d.id for d in demos] for name, demos in rules().items()}
+    assert names["self_attention"] == ["01.1", "01.2", "01.3", "01.4", "01.5"]
+    assert names["transformer_vs_rnn"] == ["05.1", "05.3", "05.4"]
+    assert names["lookup_task"] == ["02.3"]  # a training demo's rule: its function's name
+    mixed = replace(DEMOS["02.3"], rule="scaling_multihead")
+    with pytest.raises(ValueError, match="mix modules or kinds"):
+        rules([*runnable().values(), mixed])
+
+
+def test_a_registry_entry_is_checked():
+    with pytest.raises(ValueError, match="kind"):
+        Demo("09.1", "m.f", "§9", "t", kind="trained")
+    with pytest.raises(ValueError, match="names the demo it reads"):
+        Demo("09.2", "", "§9", "t", kind="view")
+    assert Demo("09.3", "m.f", "§9", "t", kind="training").rule == "f"
+    assert Demo("09.4", "m.f", "§9", "t").rule == "m"
+
+
+@pytest.mark.parametrize("demo", [d for d in ANALYTIC if DEMOS[d].timings])
+def test_declared_timings_are_what_the_demo_measures(demo, monkeypatch):
+    spec = yaml.safe_load(TEST_CONFIG.read_text(encoding="utf-8"))["demos"][demo]
+    table = run_demo(demo, spec["settings"], spec["seeds"][0])
+    assert set(DEMOS[demo].timings) <= set(table["quantity"])
+    # a declared timing the demo does not return (a typo) fails the job, naming it
+    from lecture17 import experiments
+
+    typo = replace(DEMOS[demo], timings=(*DEMOS[demo].timings, "ms_per_stpe"))
+    monkeypatch.setitem(experiments.DEMOS, demo, typo)
+    with pytest.raises(ValueError, match="ms_per_stpe"):
+        run_demo(demo, spec["settings"], spec["seeds"][0])
+
+
+def test_a_quantity_named_ms_is_not_a_timing_unless_declared(tmp_path):
+    import pandas as pd
+
+    from lecture17.csvio import timing_path, write_with_timing
+
+    table = pd.DataFrame({"quantity": ["mse_loss", "ms_per_step"], "value": [0.5, 3.0]})
+    write_with_timing(table, tmp_path / "seed0.csv", ("ms_per_step",))
+    assert list(pd.read_csv(tmp_path / "seed0.csv")["quantity"]) == ["mse_loss"]
+    assert list(pd.read_csv(timing_path(tmp_path / "seed0.csv"))["quantity"]) == ["ms_per_step"]
+
+
+def test_the_readme_demo_map_is_generated_from_the_registry():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert splice(readme, demo_map(), MAP_BEGIN, MAP_END) == readme, (
+        "README's demo map is stale: run `make reference`"
+    )
+    for demo in DEMOS:
+        assert demo in demo_map()

@@ -1,0 +1,70 @@
+# The experiment rules, derived from the demo registry (src/lecture17/experiments/__init__.py):
+# one rule body per kind of demo, one rule per registered rule name, so `--forcerun
+# self_attention`, `benchmarks/<rule>/` and the SLURM profile's per-rule resources keep their
+# names, and a new demo needs no edit here. (A loop with `name:` rather than `use rule … with:`:
+# Snakemake takes a `use rule` target's name only as a literal.)
+# Demo functions: src/lecture17/experiments/<module>.py; settings: config/config.yaml.
+
+# A GPU job asks for the whole GPU (gpu=1 in a `device=cuda` build, so two never share one: run
+# with `--resources gpu=1`, or on SLURM, which gives each its own) and the memory of its sizes.
+GPU_RESOURCES = {"mem_mb": 16000, "runtime": 30}
+
+
+for _rule, _demos in EXPERIMENT_RULES.items():
+    if _demos[0].kind != "analytic":
+        continue
+
+    # analytic demos: one job per seed
+    rule:
+        name:
+            _rule
+        input:
+            code=code("lecture17.run", f"lecture17.experiments.{_demos[0].module}"),
+        output:
+            csv="results/{demo}/seed{seed}.csv",
+            timing="results/{demo}/seed{seed}.timing.csv",
+        log:
+            "logs/{demo}/seed{seed}.log",
+        benchmark:
+            f"benchmarks/{_rule}/{{demo}}/seed{{seed}}.tsv"
+        wildcard_constraints:
+            demo=demo_pattern(_demos),
+        conda:
+            "../../environment.yml"
+        params:
+            settings=settings_json,
+        shell:
+            "python -m lecture17.run {wildcards.demo} --seed {wildcards.seed} "
+            "--settings {params.settings:q} --out {output.csv} 2> {log}"
+
+
+for _rule, _demos in EXPERIMENT_RULES.items():
+    if _demos[0].kind == "analytic":
+        continue
+
+    # training (and GPU) demos: one job per (grid point, seed), each with its own CSV and log
+    rule:
+        name:
+            _rule
+        input:
+            code=code("lecture17.run", f"lecture17.experiments.{_demos[0].module}"),
+        output:
+            csv="results/{demo}/{setting}/seed{seed}.csv",
+            timing="results/{demo}/{setting}/seed{seed}.timing.csv",
+        log:
+            "logs/{demo}/{setting}/seed{seed}.log",
+        benchmark:
+            f"benchmarks/{_rule}/{{demo}}/{{setting}}/seed{{seed}}.tsv"
+        wildcard_constraints:
+            demo=demo_pattern(_demos),
+        conda:
+            "../../environment.yml"
+        resources:
+            gpu=lambda w: int(config["device"] == "cuda"),
+            **(GPU_RESOURCES if _demos[0].kind == "gpu" else {}),
+        params:
+            settings=training_settings_json,
+            grid=grid_json,
+        shell:
+            "python -m lecture17.run {wildcards.demo} --seed {wildcards.seed} "
+            "--settings {params.settings:q} --grid {params.grid:q} --out {output.csv} 2> {log}"
