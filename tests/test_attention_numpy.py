@@ -5,6 +5,9 @@ so a transposed or mis-split matrix fails here. Biases and LayerNorm weights are
 too: PyTorch initialises them to 0 and 1, which would hide a bias bug.
 """
 
+import re
+from pathlib import Path
+
 import numpy as np
 import pytest
 import torch
@@ -956,3 +959,59 @@ def test_exercise_7_long_context_arithmetic():
 def test_bad_input_raises_value_error(call, match):
     with pytest.raises(ValueError, match=match):
         call()
+
+
+# --------------------------------------------------------------------------------------------
+# The module's layout: the lecture's order, then what goes beyond it, then the input checks
+
+RULER = re.compile(r"^# --- (.+) ---$", re.MULTILINE)
+LECTURE, BEYOND, CHECKS = 0, 1, 2
+# One block per section, so moving a block (not only its ruler) out of its section fails too.
+HOME = {
+    "softmax": (2, 2),
+    "scaled_dot_product_attention": (3,),
+    "multi_head_attention": (5,),
+    "mha_params_from_torch": (5, 4),
+    "positional_encoding": (6,),
+    "encoder_layer_forward": (7,),
+    "count_encoder_layer_params": (7, 4),
+    "create_look_ahead_mask": (8,),
+    "decoder_layer_forward": (8, 2),
+    "tiled_attention": (10, 4),
+}
+
+
+def ruler_kind(title):
+    if "input checks" in title and "not in the lecture" in title:
+        return CHECKS
+    return BEYOND if "beyond the lecture" in title else LECTURE
+
+
+def ruler_section(title):
+    """The first § a ruler names, as a tuple: '§5.4 ...' → (5, 4)."""
+    found = re.search(r"§(\d+(?:\.\d+)*)", title)
+    assert found, f"the ruler {title!r} names no §"
+    return tuple(int(part) for part in found.group(1).split("."))
+
+
+def test_module_sections_follow_the_lecture_then_beyond_then_checks():
+    source = Path(an.__file__).read_text(encoding="utf-8")
+    rulers = [(m.start(), m.group(1)) for m in RULER.finditer(source)]
+    kinds = [ruler_kind(title) for _, title in rulers]
+    assert kinds == sorted(kinds), f"lecture, beyond, checks expected, got {kinds}"
+    assert BEYOND in kinds and kinds.count(CHECKS) == 1
+    lecture = [ruler_section(title) for _, title in rulers if ruler_kind(title) == LECTURE]
+    assert lecture == sorted(set(lecture)), f"the lecture's §s must increase, got {lecture}"
+    assert all(ruler_section(title) for _, title in rulers if ruler_kind(title) == BEYOND)
+
+    def ruler_above(name):
+        at = source.index(f"\ndef {name}(")
+        return [title for pos, title in rulers if pos < at][-1]
+
+    for name, section in HOME.items():
+        assert ruler_section(ruler_above(name)) == section, f"{name} belongs under §{section}"
+    assert ruler_kind(ruler_above("tiled_attention")) == BEYOND
+    for name in re.findall(r"^def (_check_\w+)\(", source, re.MULTILINE):
+        assert ruler_kind(ruler_above(name)) == CHECKS, f"{name} belongs with the input checks"
+    for name in an.__all__:
+        assert ruler_kind(ruler_above(name)) != CHECKS, f"{name} is public, not a check"

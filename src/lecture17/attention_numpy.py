@@ -1,9 +1,24 @@
 """Every Transformer block from scratch in numpy: rows are tokens, float64 (lecture 17, §2–§8).
 
-Read bottom-up, like the lecture: primitives (softmax, masks) → attention (scaled dot-product,
-multi-head) → attention without the n×n matrix (tiled, §10.4) → positional encoding → blocks
-(LayerNorm, feed-forward) → layers (encoder, decoder) → parameter counts → converters from
-PyTorch modules.
+Read it from the top with the lecture open: the sections follow the lecture's order, each
+ruler names its §, and a block is defined before it is used. Softmax (§2.2) → scaled dot-product
+attention (§3) → multi-head attention and its parameters (§5) → positional encoding (§6) → the
+encoder layer: feed-forward, LayerNorm, residual sublayers, parameter counts (§7) → masks and the
+decoder layer (§8). After the lecture's blocks, what goes beyond it: attention without the n×n
+matrix (tiled, §10.4). Last, the input checks: every public function validates its arguments in
+one call on its first line, so its maths reads right after it.
+
+Shapes (one notation for docstrings and comments):
+    b           batch
+    n_q, n_k    query, key positions (n where they are the same); n_tgt, n_src in the decoder
+    d_model     the model's width
+    h           heads (the ``n_heads`` argument)
+    d_k, d_v    query/key depth, value depth; d_k = d_v = d_model / h in multi-head attention
+    d_ff        the feed-forward network's hidden width
+    max_len     positions of the positional encoding
+    ...         any leading (batch, head) axes
+    b_q, b_k    rows of Q, of K in one tile (tiled attention, §10.4)
+    x | 1       an axis of size x or 1 (broadcast), in mask shapes
 
 Conventions (lecture §0.4, §8.1):
     - Rows are tokens: ``X`` has shape ``(n, d_model)`` or ``(b, n, d_model)`` and
@@ -29,76 +44,28 @@ import numpy as np
 __all__ = [
     "softmax",
     "scaled_dot_product_attention",
-    "create_padding_mask",
-    "create_look_ahead_mask",
     "split_heads",
     "combine_heads",
     "multi_head_attention",
-    "tiled_attention",
+    "count_mha_params",
+    "mha_params_from_torch",
     "positional_encoding",
     "relative_shift_matrix",
-    "layer_norm",
     "feed_forward",
+    "layer_norm",
     "encoder_layer_forward",
-    "decoder_layer_forward",
-    "count_mha_params",
     "count_encoder_layer_params",
-    "count_decoder_layer_params",
-    "mha_params_from_torch",
     "encoder_layer_params_from_torch",
+    "create_look_ahead_mask",
+    "create_padding_mask",
+    "decoder_layer_forward",
+    "count_decoder_layer_params",
     "decoder_layer_params_from_torch",
+    "tiled_attention",
 ]
 
-# --------------------------------------------------------------------------------------------
-# Input checks (every public function validates before it computes)
 
-
-def _as_float(x, name):
-    """Return ``x`` as a float ndarray; float inputs keep their dtype, ints/bools become float64.
-
-    float16 is computed in float32: -1e9 does not fit in float16 (it would become -inf).
-    """
-    arr = np.asarray(x)
-    if arr.dtype.kind == "f":
-        return arr.astype(np.promote_types(arr.dtype, np.float32), copy=False)
-    if arr.dtype.kind in "biu":
-        return arr.astype(np.float64)
-    raise ValueError(f"{name} must be a real numeric array, got dtype {arr.dtype}")
-
-
-def _check_ndim(arr, name, allowed, shape_text):
-    if arr.ndim not in allowed:
-        raise ValueError(f"{name} must have shape {shape_text}, got shape {arr.shape}")
-
-
-def _check_positive_int(value, name):
-    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
-        raise ValueError(f"{name} must be a positive integer, got {value!r}")
-
-
-def _check_divisible(d_model, n_heads):
-    _check_positive_int(n_heads, "n_heads")
-    if d_model % n_heads != 0:
-        raise ValueError(
-            f"d_model must be divisible by n_heads (d_k = d_model / n_heads), "
-            f"got d_model={d_model}, n_heads={n_heads}"
-        )
-
-
-def _get_params(params, shapes, name):
-    """Fetch ``params[key]`` for each key of ``shapes`` as float arrays of exactly that shape."""
-    out = {}
-    for key, shape in shapes.items():
-        if key not in params:
-            raise ValueError(f"{name} params need key {key!r} (expected keys {list(shapes)})")
-        out[key] = _as_float(params[key], f"{name}[{key!r}]")
-        if out[key].shape != shape:
-            raise ValueError(f"{name}[{key!r}] must have shape {shape}, got {out[key].shape}")
-    return out
-
-
-# --------------------------------------------------------------------------------------------
-# Primitives: softmax and masks (§3.1, §8.1, §8.3)
+# --- §2.2 softmax: scores → weights that sum to 1 ---
 
 
 def softmax(x, axis=-1):
@@ -122,100 +89,7 @@ def softmax(x, axis=-1):
     return e / np.sum(e, axis=axis, keepdims=True)
 
 
-def create_padding_mask(tokens, pad_id=0):
-    """Padding mask, 1 = real token (may be attended to), 0 = padding (§8.3).
-
-    Parameters
-    ----------
-    tokens : array_like of int, shape (batch, n)
-    pad_id : int, default 0
-
-    Returns
-    -------
-    mask : ndarray of float64, shape (batch, 1, n)
-        The length-1 middle axis broadcasts over the queries: padding masks keys (columns).
-    """
-    tokens = np.asarray(tokens)
-    if tokens.dtype.kind not in "biu":
-        raise ValueError(f"tokens must be integer token ids, got dtype {tokens.dtype}")
-    _check_ndim(tokens, "tokens", (2,), "(batch, n)")
-    mask = (tokens != pad_id).astype(np.float64)  # (batch, n)
-    return mask[:, np.newaxis, :]  # (batch, 1, n)
-
-
-def create_look_ahead_mask(n):
-    """Look-ahead (causal) mask: lower-triangular ones, row t may attend to 0..t (§8.1).
-
-    Parameters
-    ----------
-    n : int
-        Sequence length.
-
-    Returns
-    -------
-    mask : ndarray of float64, shape (n, n)
-    """
-    _check_positive_int(n, "n")
-    return np.tril(np.ones((n, n)))  # (n, n)
-
-
-# --------------------------------------------------------------------------------------------
-# Attention: scaled dot-product and multi-head (§3.1, §4, §5)
-
-
-def _broadcast_mask(mask, scores_shape):
-    """Return ``mask`` as floats and the shape of ``scores + mask`` (NumPy's broadcasting).
-
-    The mask may add or stretch leading (batch, head) axes, as NumPy and TensorFlow allow: the
-    Coursera graders pass a (1, n_q, n_k) mask with unbatched Q, K, V and expect (1, n_q, n_k)
-    weights. Its last two axes must be 1 or (n_q, n_k): a mask never adds queries or keys.
-    It must hold only 0 and 1.
-    """
-    mask = _as_float(mask, "mask")
-    *batch, n_q, n_k = scores_shape
-    try:
-        shape = np.broadcast_shapes(mask.shape, tuple(scores_shape))
-    except ValueError:
-        shape = None
-    if shape is None or shape[-2:] != (n_q, n_k):
-        raise ValueError(
-            f"mask of shape {mask.shape} does not broadcast with the scores' shape "
-            f"{tuple(scores_shape)} (..., n_q, n_k): expected its last two axes to be 1 or "
-            f"({n_q}, {n_k}) and its leading axes to broadcast with {tuple(batch)}"
-        )
-    if not np.all((mask == 0) | (mask == 1)):
-        # §5.4: an additive -inf mask or a PyTorch-style mask passed here is a silent bug.
-        raise ValueError("mask must contain only 1 (may attend) and 0 (must not attend)")
-    return mask, shape
-
-
-def _attention_inputs(Q, K, V, mask):
-    """Check Q, K, V and the mask of an attention call (shared by the plain and tiled versions).
-
-    Returns ``Q, K, V`` as float arrays, the mask as floats of their dtype (or None), the
-    batch shape of the result (Q's, K's, V's and the mask's leading axes, broadcast), and the
-    dtype the attention is computed in.
-    """
-    Q, K, V = _as_float(Q, "Q"), _as_float(K, "K"), _as_float(V, "V")
-    for name, arr, shape_text in (("Q", Q, "n_q, d_k"), ("K", K, "n_k, d_k"), ("V", V, "n_k, d_v")):
-        if arr.ndim < 2:
-            raise ValueError(f"{name} must have shape (..., {shape_text}), got shape {arr.shape}")
-    if Q.shape[-1] != K.shape[-1]:
-        raise ValueError(f"Q and K need the same depth d_k, got Q {Q.shape} and K {K.shape}")
-    if K.shape[-2] != V.shape[-2]:
-        raise ValueError(f"K and V need the same length n_k, got K {K.shape} and V {V.shape}")
-    try:
-        batch = np.broadcast_shapes(Q.shape[:-2], K.shape[:-2], V.shape[:-2])
-    except ValueError as err:
-        raise ValueError(
-            f"leading axes of Q {Q.shape}, K {K.shape}, V {V.shape} do not broadcast"
-        ) from err
-    dtype = np.result_type(Q, K, V)
-    if mask is not None:
-        mask, scores_shape = _broadcast_mask(mask, (*batch, Q.shape[-2], K.shape[-2]))
-        mask = mask.astype(dtype, copy=False)
-        batch = scores_shape[:-2]  # the mask may add batch axes: (1, n_q, n_k) with 2-D Q, K, V
-    return Q, K, V, mask, batch, dtype
+# --- §3 scaled dot-product attention (§3.1; the scale, §4.2; the mask term, §8.1) ---
 
 
 def scaled_dot_product_attention(Q, K, V, mask=None, *, scale=True):
@@ -260,7 +134,7 @@ def scaled_dot_product_attention(Q, K, V, mask=None, *, scale=True):
     the spacing near 1e9 is 64, every shifted score rounds to -1e9 and the row is uniform.
     Replacing scores with -inf instead (``np.where(mask, scores, -np.inf)``) gives nan.
     """
-    Q, K, V, mask, _, dtype = _attention_inputs(Q, K, V, mask)
+    Q, K, V, mask, _, dtype = _check_attention_inputs(Q, K, V, mask)
     if scale:
         # §4.2: Var(q·k) grows like d_k; dividing by sqrt(d_k) keeps the scores at variance ~1.
         # (Q / sqrt(d_k)) K^T = Q K^T / sqrt(d_k): n_q·d_k divisions instead of n_q·n_k.
@@ -276,6 +150,9 @@ def scaled_dot_product_attention(Q, K, V, mask=None, *, scale=True):
     return weights @ V, weights  # (..., n_q, d_v), (..., n_q, n_k)
 
 
+# --- §5 multi-head attention: split and combine heads (§5.3), the layer and its size (§5.2) ---
+
+
 def split_heads(x, n_heads):
     """Cut d_model into n_heads slices of d_k = d_model / n_heads (§5.3).
 
@@ -286,12 +163,10 @@ def split_heads(x, n_heads):
 
     Returns
     -------
-    ndarray, shape (b, n_heads, n, d_k)
+    ndarray, shape (b, h, n, d_k)
     """
-    x = _as_float(x, "x")
-    _check_ndim(x, "x", (3,), "(b, n, d_model)")
+    x = _check_split_heads_inputs(x, n_heads)
     b, n, d_model = x.shape
-    _check_divisible(d_model, n_heads)
     x = x.reshape(b, n, n_heads, d_model // n_heads)  # (b, n, h, d_k)
     return x.transpose(0, 2, 1, 3)  # (b, h, n, d_k)
 
@@ -307,36 +182,9 @@ def combine_heads(x):
     -------
     ndarray, shape (b, n, h * d_k)
     """
-    x = _as_float(x, "x")
-    _check_ndim(x, "x", (4,), "(b, h, n, d_k)")
+    x = _check_float_array(x, "x", (4,), "(b, h, n, d_k)")
     b, h, n, d_k = x.shape
     return x.transpose(0, 2, 1, 3).reshape(b, n, h * d_k)  # (b, n, h * d_k)
-
-
-def _mha_shapes(d_model):
-    matrices = {f"W_{p}": (d_model, d_model) for p in "qkvo"}
-    biases = {f"b_{p}": (d_model,) for p in "qkvo"}
-    return matrices | biases
-
-
-def _head_mask(mask, b, n_heads, n_q, n_k):
-    """The mask of :func:`multi_head_attention`, shaped for its heads' (b, h, n_q, n_k) scores.
-
-    Up to 3 axes, a mask means (b, n_q, n_k) and every head shares it: the head axis goes in
-    at -3, as Keras' ``MultiHeadAttention`` does with its (B, T, S) ``attention_mask``. (NumPy
-    would align a (b, 1, n_k) mask with the scores from the right, as (1, b, 1, n_k): batch
-    against heads.) 4 axes mean (b, h, n_q, n_k), e.g. the TensorFlow tutorial's (b, 1, 1, n_k)
-    padding mask. Either way the mask may add or stretch the batch axis (NumPy's rules).
-    """
-    mask = _as_float(mask, "mask")
-    if mask.ndim > 4:
-        raise ValueError(
-            f"mask must have at most 4 axes, (b, n_heads, n_q, n_k), got shape {mask.shape}"
-        )
-    if mask.ndim == 4:
-        return _broadcast_mask(mask, (b, n_heads, n_q, n_k))[0]  # (b | 1, h | 1, n_q | 1, ..)
-    mask, shape = _broadcast_mask(mask, (b, n_q, n_k))
-    return np.broadcast_to(mask, shape)[:, np.newaxis]  # (b, 1, n_q, n_k)
 
 
 def multi_head_attention(x_q, x_kv, params, n_heads, mask=None):
@@ -356,7 +204,7 @@ def multi_head_attention(x_q, x_kv, params, n_heads, mask=None):
         Must divide d_model.
     mask : array_like, optional
         1 = may attend. Up to 3 axes: (b, n_q, n_k), the same mask for every head, e.g. a
-        padding mask (b, 1, n_k) or a look-ahead mask (n, n). 4 axes: (b, n_heads, n_q, n_k),
+        padding mask (b, 1, n_k) or a look-ahead mask (n, n). 4 axes: (b, h, n_q, n_k),
         e.g. TensorFlow's padding mask (b, 1, 1, n_k). Any of these axes may be 1 or (the
         leading ones) missing, and the mask's batch axis broadcasts with x's: a (1, n_q, n_k)
         mask makes unbatched inputs give batched outputs, as in NumPy.
@@ -364,40 +212,390 @@ def multi_head_attention(x_q, x_kv, params, n_heads, mask=None):
     Returns
     -------
     output : ndarray, shape (b, n_q, d_model)
-    weights : ndarray, shape (b, n_heads, n_q, n_k)
+    weights : ndarray, shape (b, h, n_q, n_k)
         ``b``: the batch sizes of x_q, x_kv and the mask, broadcast. Unbatched x_q, x_kv with
-        a mask of at most 2 axes (or none) give (n_q, d_model) and (n_heads, n_q, n_k).
+        a mask of at most 2 axes (or none) give (n_q, d_model) and (h, n_q, n_k).
     """
-    x_q, x_kv = _as_float(x_q, "x_q"), _as_float(x_kv, "x_kv")
-    _check_ndim(x_q, "x_q", (2, 3), "(b, n_q, d_model) or (n_q, d_model)")
-    if x_kv.ndim != x_q.ndim:
-        raise ValueError(f"x_q {x_q.shape} and x_kv {x_kv.shape} must both be batched or not")
-    unbatched = x_q.ndim == 2 and (mask is None or np.ndim(mask) <= 2)
-    if x_q.ndim == 2:
-        x_q, x_kv = x_q[np.newaxis], x_kv[np.newaxis]  # (1, n, d_model)
-    (b, n_q, d_model), (b_kv, n_k, d_kv) = x_q.shape, x_kv.shape
-    if d_kv != d_model or (b != b_kv and 1 not in (b, b_kv)):
-        raise ValueError(
-            f"x_q {x_q.shape} and x_kv {x_kv.shape} need the same d_model and the same b "
-            f"(or b = 1 for one of them)"
-        )
-    _check_divisible(d_model, n_heads)
-    p = _get_params(params, _mha_shapes(d_model), "multi_head_attention")
-    if mask is not None:
-        mask = _head_mask(mask, max(b, b_kv), n_heads, n_q, n_k)  # (b, 1 | h, n_q, n_k)
-
+    # Past the checks x_q is (b, n_q, d_model) and x_kv (b, n_k, d_model), b = 1 if unbatched,
+    # and the mask is (b | 1, h | 1, n_q | 1, n_k | 1): one mask for every head unless 4-D.
+    x_q, x_kv, p, mask, unbatched = _check_mha_inputs(x_q, x_kv, params, n_heads, mask)
     Q = split_heads(x_q @ p["W_q"] + p["b_q"], n_heads)  # (b, h, n_q, d_k)
     K = split_heads(x_kv @ p["W_k"] + p["b_k"], n_heads)  # (b, h, n_k, d_k)
-    V = split_heads(x_kv @ p["W_v"] + p["b_v"], n_heads)  # (b, h, n_k, d_k)
-    context, weights = scaled_dot_product_attention(Q, K, V, mask)  # (b, h, n_q, d_k)
+    V = split_heads(x_kv @ p["W_v"] + p["b_v"], n_heads)  # (b, h, n_k, d_v)
+    context, weights = scaled_dot_product_attention(Q, K, V, mask)  # (b, h, n_q, d_v)
     output = combine_heads(context) @ p["W_o"] + p["b_o"]  # (b, n_q, d_model)
     if unbatched:
         return output[0], weights[0]  # (n_q, d_model), (h, n_q, n_k)
     return output, weights
 
 
-# --------------------------------------------------------------------------------------------
-# Attention without the n×n matrix: tiles and the online softmax (§10.4, beyond the lecture)
+def count_mha_params(d_model):
+    """4 d_model² + 4 d_model: W_q, W_k, W_v, W_o and their biases; n_heads plays no part (§5.2)."""
+    _check_positive_int(d_model, "d_model")
+    return 4 * d_model**2 + 4 * d_model
+
+
+# --- §5.4 nn.MultiheadAttention's parameters, copied from PyTorch ---
+#
+# PyTorch computes nn.Linear as x @ weight.T with weight stored (out, in); we store (in, out)
+# so that rows are tokens (Q = X @ W_q). Every transpose lives in the *_from_torch converters
+# (here, §7.4 and §8.2), nowhere else.
+
+
+def mha_params_from_torch(mha):
+    """Copy an ``nn.MultiheadAttention``'s parameters for :func:`multi_head_attention`.
+
+    Parameters
+    ----------
+    mha : torch.nn.MultiheadAttention
+        With bias=True, kdim = vdim = embed_dim, add_bias_kv=False, add_zero_attn=False.
+        batch_first does not matter (parameters do not depend on it).
+
+    Returns
+    -------
+    dict of float64 ndarrays
+        ``W_q, W_k, W_v, W_o`` (d_model, d_model), ``b_q, b_k, b_v, b_o`` (d_model,).
+    """
+    _check_torch_mha(mha)
+    d = mha.embed_dim
+    # in_proj_weight stacks W_q, W_k, W_v vertically: (3 d_model, d_model), each (out, in).
+    in_weight = _to_numpy(mha.in_proj_weight, (3 * d, d), "in_proj_weight")
+    in_bias = _to_numpy(mha.in_proj_bias, (3 * d,), "in_proj_bias")
+    params = {}
+    for i, p in enumerate("qkv"):
+        params[f"W_{p}"] = in_weight[i * d : (i + 1) * d].T  # (out, in) -> (d_in, d_out)
+        params[f"b_{p}"] = in_bias[i * d : (i + 1) * d]
+    params["W_o"] = _to_numpy(mha.out_proj.weight, (d, d), "out_proj.weight").T
+    params["b_o"] = _to_numpy(mha.out_proj.bias, (d,), "out_proj.bias")
+    return params
+
+
+# --- §6 positional encoding (§6.2 sines and cosines, §6.3 a shift is a rotation) ---
+
+
+def _frequencies(d_model):
+    """omega_i = 1 / 10000^(2i / d_model), i = 0 .. d_model/2 - 1 (§6.2)."""
+    two_i = np.arange(0, d_model, 2, dtype=np.float64)  # (d_model/2,)
+    return 1.0 / 10000.0 ** (two_i / d_model)
+
+
+def positional_encoding(max_len, d_model):
+    """Sinusoidal positional encoding, PE(pos, 2i) = sin(pos ω_i), PE(pos, 2i+1) = cos(pos ω_i).
+
+    Parameters
+    ----------
+    max_len : int
+        Number of positions 0 .. max_len - 1.
+    d_model : int
+        Must be even (dimensions 2i and 2i+1 are a pair sharing ω_i, §6.2).
+
+    Returns
+    -------
+    pe : ndarray of float64, shape (max_len, d_model)
+    """
+    _check_positional_encoding_inputs(max_len, d_model)
+    angles = np.arange(max_len)[:, np.newaxis] * _frequencies(d_model)  # (max_len, d_model/2)
+    pe = np.empty((max_len, d_model))
+    pe[:, 0::2] = np.sin(angles)
+    pe[:, 1::2] = np.cos(angles)
+    return pe
+
+
+def relative_shift_matrix(k, d_model):
+    """The block rotation M_k with PE(p + k) = PE(p) @ M_k for every position p (§6.3).
+
+    For each pair (sin ωp, cos ωp), the angle-sum formulas give
+    [sin ω(p+k), cos ω(p+k)] = [sin ωp, cos ωp] @ [[cos ωk, -sin ωk], [sin ωk, cos ωk]];
+    the angle ωk depends on k only, never on p. Works for negative k too (M_{-k} = M_k^T).
+
+    Parameters
+    ----------
+    k : int or float
+        The shift.
+    d_model : int
+        Must be even.
+
+    Returns
+    -------
+    M : ndarray of float64, shape (d_model, d_model)
+        Orthogonal, block-diagonal with d_model/2 2×2 rotation blocks.
+    """
+    _check_relative_shift_inputs(k, d_model)
+    angle = k * _frequencies(d_model)  # (d_model/2,)
+    even = np.arange(0, d_model, 2)
+    M = np.zeros((d_model, d_model))
+    M[even, even] = np.cos(angle)
+    M[even, even + 1] = -np.sin(angle)
+    M[even + 1, even] = np.sin(angle)
+    M[even + 1, even + 1] = np.cos(angle)
+    return M
+
+
+# --- §7 encoder layer: feed-forward (§7.2), LayerNorm (§7.3), sublayers (§7.1, §7.5) ---
+
+
+def feed_forward(x, params):
+    """Position-wise feed-forward network FFN(x) = ReLU(x W_1 + b_1) W_2 + b_2 (§7.2).
+
+    Parameters
+    ----------
+    x : array_like, shape (..., d_model)
+    params : dict
+        ``W_1`` (d_model, d_ff), ``b_1`` (d_ff,), ``W_2`` (d_ff, d_model), ``b_2`` (d_model,).
+
+    Returns
+    -------
+    ndarray, shape (..., d_model)
+    """
+    x, p = _check_feed_forward_inputs(x, params)
+    hidden = np.maximum(x @ p["W_1"] + p["b_1"], 0)  # (..., d_ff)
+    return hidden @ p["W_2"] + p["b_2"]  # (..., d_model)
+
+
+def layer_norm(x, gamma, beta, eps=1e-5):
+    """LayerNorm over the last axis (each token on its own), as ``nn.LayerNorm`` (§7.3).
+
+    Parameters
+    ----------
+    x : array_like, shape (..., d_model)
+    gamma, beta : array_like, shape (d_model,)
+    eps : float, default 1e-5
+        PyTorch's default.
+
+    Returns
+    -------
+    ndarray, shape (..., d_model)
+
+    Notes
+    -----
+    Uses the biased variance (divide by d_model), like PyTorch and Ba et al.; the unbiased
+    std of some teaching code cannot match ``nn.LayerNorm``.
+    """
+    x, gamma, beta = _check_layer_norm_inputs(x, gamma, beta)
+    mean = x.mean(axis=-1, keepdims=True)  # (..., 1)
+    var = ((x - mean) ** 2).mean(axis=-1, keepdims=True)  # (..., 1)
+    return (x - mean) / np.sqrt(var + eps) * gamma + beta  # (..., d_model)
+
+
+def _residual(x, sublayer, norm, norm_first):
+    """One sublayer with its residual connection and LayerNorm, in either placement (§7.5).
+
+    Post-LN (the paper, PyTorch's default): LN(x + sublayer(x)).
+    Pre-LN (Xiong et al. 2020): x + sublayer(LN(x)); nothing normalises the residual path.
+    """
+    if norm_first:
+        return x + sublayer(layer_norm(x, norm["gamma"], norm["beta"]))
+    return layer_norm(x + sublayer(x), norm["gamma"], norm["beta"])
+
+
+def encoder_layer_forward(x, params, n_heads, mask=None, norm_first=False):
+    """One encoder layer: self-attention and FFN, each with residual + LayerNorm (§7.1).
+
+    Same computation as ``nn.TransformerEncoderLayer`` with dropout off (no final LayerNorm:
+    a Pre-LN stack adds that once, after its last layer, §7.5).
+
+    Parameters
+    ----------
+    x : array_like, shape (b, n, d_model) or (n, d_model)
+    params : dict
+        ``{"self_attn": mha params, "ffn": ffn params, "norm1": {"gamma", "beta"},
+        "norm2": {"gamma", "beta"}}``.
+    n_heads : int
+    mask : array_like, optional
+        1 = may attend: (b, n, n) or broadcasting to it, e.g. a padding mask (b, 1, n) (§8.3),
+        or (b, h, n, n), e.g. (b, 1, 1, n); as in :func:`multi_head_attention`.
+    norm_first : bool, default False
+        False = Post-LN, True = Pre-LN (PyTorch's name).
+
+    Returns
+    -------
+    ndarray, same shape as ``x``
+        Or its broadcast with the mask's batch axis (a (1, n, n) mask with 2-D x: (1, n, d_model)).
+    """
+    x = _as_float(x, "x")
+
+    def self_attention(h):
+        return multi_head_attention(h, h, params["self_attn"], n_heads, mask)[0]
+
+    x = _residual(x, self_attention, params["norm1"], norm_first)  # (b, n, d_model)
+    return _residual(x, lambda h: feed_forward(h, params["ffn"]), params["norm2"], norm_first)
+
+
+# --- §7.4 numpy = PyTorch: the encoder layer's parameters, counted and copied ---
+
+
+def _count_ffn_params(d_model, d_ff):
+    return 2 * d_model * d_ff + d_ff + d_model  # W_1, W_2, b_1, b_2
+
+
+def count_encoder_layer_params(d_model, d_ff):
+    """Self-attention + FFN + two LayerNorms (gamma and beta each)."""
+    _check_positive_int(d_ff, "d_ff")
+    return count_mha_params(d_model) + _count_ffn_params(d_model, d_ff) + 2 * 2 * d_model
+
+
+def _norm_params_from_torch(norm, d_model, name):
+    _check_torch_norm(norm, name)
+    gamma = _to_numpy(norm.weight, (d_model,), f"{name}.weight")
+    return {"gamma": gamma, "beta": _to_numpy(norm.bias, (d_model,), f"{name}.bias")}
+
+
+def _ffn_params_from_torch(layer, d_model):
+    _check_torch_activation(layer)
+    d_ff = layer.linear1.out_features
+    W_1 = _to_numpy(layer.linear1.weight, (d_ff, d_model), "linear1.weight").T  # (d_model, d_ff)
+    b_1 = _to_numpy(layer.linear1.bias, (d_ff,), "linear1.bias")
+    W_2 = _to_numpy(layer.linear2.weight, (d_model, d_ff), "linear2.weight").T  # (d_ff, d_model)
+    b_2 = _to_numpy(layer.linear2.bias, (d_model,), "linear2.bias")
+    return {"W_1": W_1, "b_1": b_1, "W_2": W_2, "b_2": b_2}
+
+
+def encoder_layer_params_from_torch(layer):
+    """Copy an ``nn.TransformerEncoderLayer``'s parameters for :func:`encoder_layer_forward`.
+
+    Pass ``norm_first=layer.norm_first`` and ``n_heads=layer.self_attn.num_heads`` alongside.
+
+    Parameters
+    ----------
+    layer : torch.nn.TransformerEncoderLayer
+        activation='relu', bias=True, layer_norm_eps=1e-5.
+
+    Returns
+    -------
+    dict
+        ``{"self_attn", "ffn", "norm1", "norm2"}`` of float64 ndarrays.
+    """
+    d_model = layer.self_attn.embed_dim
+    return {
+        "self_attn": mha_params_from_torch(layer.self_attn),
+        "ffn": _ffn_params_from_torch(layer, d_model),
+        "norm1": _norm_params_from_torch(layer.norm1, d_model, "norm1"),
+        "norm2": _norm_params_from_torch(layer.norm2, d_model, "norm2"),
+    }
+
+
+# --- §8 masks: look-ahead (§8.1) and padding (§8.3), 1 = may attend ---
+
+
+def create_look_ahead_mask(n):
+    """Look-ahead (causal) mask: lower-triangular ones, row t may attend to 0..t (§8.1).
+
+    Parameters
+    ----------
+    n : int
+        Sequence length.
+
+    Returns
+    -------
+    mask : ndarray of float64, shape (n, n)
+    """
+    _check_positive_int(n, "n")
+    return np.tril(np.ones((n, n)))  # (n, n)
+
+
+def create_padding_mask(tokens, pad_id=0):
+    """Padding mask, 1 = real token (may be attended to), 0 = padding (§8.3).
+
+    Parameters
+    ----------
+    tokens : array_like of int, shape (b, n)
+    pad_id : int, default 0
+
+    Returns
+    -------
+    mask : ndarray of float64, shape (b, 1, n)
+        The lecture's (batch, 1, n): the length-1 middle axis broadcasts over the queries,
+        padding masks keys (columns).
+    """
+    tokens = _check_tokens(tokens)
+    mask = (tokens != pad_id).astype(np.float64)  # (b, n)
+    return mask[:, np.newaxis, :]  # (b, 1, n)
+
+
+# --- §8.2 decoder layer: masked self-attention, cross-attention, FFN; its parameters ---
+
+
+def decoder_layer_forward(
+    y, memory, params, n_heads, self_mask=None, memory_mask=None, norm_first=False
+):
+    """One decoder layer: masked self-attention, cross-attention, FFN (§8.2).
+
+    Same computation as ``nn.TransformerDecoderLayer`` with dropout off; no final LayerNorm.
+
+    Parameters
+    ----------
+    y : array_like, shape (b, n_tgt, d_model) or (n_tgt, d_model)
+        The (shifted) target sequence.
+    memory : array_like, shape (b, n_src, d_model) or (n_src, d_model)
+        The encoder's output; cross-attention takes K and V from it, Q from the decoder.
+    params : dict
+        ``{"self_attn", "cross_attn": mha params, "ffn": ffn params, "norm1", "norm2",
+        "norm3": {"gamma", "beta"}}``; PyTorch's order: norm1 after self-attention, norm2
+        after cross-attention, norm3 after the FFN.
+    n_heads : int
+    self_mask : array_like, optional
+        1 = may attend, (b, n_tgt, n_tgt) or (b, h, n_tgt, n_tgt) or broadcasting to
+        it, as in :func:`multi_head_attention`: usually look-ahead * padding (§8.1).
+    memory_mask : array_like, optional
+        1 = may attend, (b, n_tgt, n_src) or (b, h, n_tgt, n_src) or broadcasting to it:
+        usually the source padding mask (b, 1, n_src).
+    norm_first : bool, default False
+        False = Post-LN, True = Pre-LN.
+
+    Returns
+    -------
+    ndarray, same shape as ``y``
+        Or its broadcast with the masks' batch axis, as in :func:`encoder_layer_forward`.
+    """
+    y, memory = _check_decoder_layer_inputs(y, memory)
+    unbatched = y.ndim == memory.ndim == 2
+
+    def self_attention(h):
+        return multi_head_attention(h, h, params["self_attn"], n_heads, self_mask)[0]
+
+    def cross_attention(h):
+        # §8.2: Q from the decoder, K and V from the encoder's output (never normalised here).
+        # A batched self_mask makes an unbatched y batched (NumPy's rules): memory follows.
+        kv = memory[np.newaxis] if unbatched and h.ndim == 3 else memory  # (1, n_src, d_model)
+        return multi_head_attention(h, kv, params["cross_attn"], n_heads, memory_mask)[0]
+
+    y = _residual(y, self_attention, params["norm1"], norm_first)  # (b, n_tgt, d_model)
+    y = _residual(y, cross_attention, params["norm2"], norm_first)  # (b, n_tgt, d_model)
+    return _residual(y, lambda h: feed_forward(h, params["ffn"]), params["norm3"], norm_first)
+
+
+def count_decoder_layer_params(d_model, d_ff):
+    """Self-attention + cross-attention + FFN + three LayerNorms (exercise 3(b))."""
+    _check_positive_int(d_ff, "d_ff")
+    return 2 * count_mha_params(d_model) + _count_ffn_params(d_model, d_ff) + 3 * 2 * d_model
+
+
+def decoder_layer_params_from_torch(layer):
+    """Copy an ``nn.TransformerDecoderLayer``'s parameters for :func:`decoder_layer_forward`.
+
+    Parameters
+    ----------
+    layer : torch.nn.TransformerDecoderLayer
+        activation='relu', bias=True, layer_norm_eps=1e-5.
+
+    Returns
+    -------
+    dict
+        ``{"self_attn", "cross_attn", "ffn", "norm1", "norm2", "norm3"}`` of float64 ndarrays
+        (PyTorch's ``multihead_attn`` is our ``cross_attn``).
+    """
+    d_model = layer.self_attn.embed_dim
+    return {
+        "self_attn": mha_params_from_torch(layer.self_attn),
+        "cross_attn": mha_params_from_torch(layer.multihead_attn),
+        "ffn": _ffn_params_from_torch(layer, d_model),
+        "norm1": _norm_params_from_torch(layer.norm1, d_model, "norm1"),
+        "norm2": _norm_params_from_torch(layer.norm2, d_model, "norm2"),
+        "norm3": _norm_params_from_torch(layer.norm3, d_model, "norm3"),
+    }
+
+
+# --- beyond the lecture: §10.4 attention without the n×n matrix (tiles, online softmax) ---
 
 
 def _attend_query_block(q, K, V, mask, block_size, batch, dtype):
@@ -465,8 +663,7 @@ def tiled_attention(Q, K, V, mask=None, block_size=64, *, scale=True):
     References: Dao et al. (2022), "FlashAttention", NeurIPS, arXiv:2205.14135;
     Milakov & Gimelshein (2018), "Online normalizer calculation for softmax", arXiv:1805.02867.
     """
-    Q, K, V, mask, batch, dtype = _attention_inputs(Q, K, V, mask)
-    _check_positive_int(block_size, "block_size")
+    Q, K, V, mask, batch, dtype = _check_tiled_attention_inputs(Q, K, V, mask, block_size)
     n_q, n_k = Q.shape[-2], K.shape[-2]
     if mask is not None:
         # A read-only view of the full (..., n_q, n_k) shape: slicing it copies one tile at most.
@@ -482,8 +679,118 @@ def tiled_attention(Q, K, V, mask=None, block_size=64, *, scale=True):
     return output
 
 
-# --------------------------------------------------------------------------------------------
-# Positional encoding (§6.2, §6.3)
+# --- input checks (not in the lecture) ---
+#
+# Each public function above calls one of these first. They convert array_likes to float
+# arrays and raise ValueError saying what was expected; none of them computes anything the
+# lecture describes. The per-function checks come first, in the order of the sections above,
+# then the shared pieces they are built from.
+
+
+def _check_attention_inputs(Q, K, V, mask):
+    """Check Q, K, V and the mask of an attention call (shared by the plain and tiled versions).
+
+    Returns ``Q, K, V`` as float arrays, the mask as floats of their dtype (or None), the
+    batch shape of the result (Q's, K's, V's and the mask's leading axes, broadcast), and the
+    dtype the attention is computed in.
+    """
+    Q, K, V = _as_float(Q, "Q"), _as_float(K, "K"), _as_float(V, "V")
+    for name, arr, shape_text in (("Q", Q, "n_q, d_k"), ("K", K, "n_k, d_k"), ("V", V, "n_k, d_v")):
+        if arr.ndim < 2:
+            raise ValueError(f"{name} must have shape (..., {shape_text}), got shape {arr.shape}")
+    if Q.shape[-1] != K.shape[-1]:
+        raise ValueError(f"Q and K need the same depth d_k, got Q {Q.shape} and K {K.shape}")
+    if K.shape[-2] != V.shape[-2]:
+        raise ValueError(f"K and V need the same length n_k, got K {K.shape} and V {V.shape}")
+    try:
+        batch = np.broadcast_shapes(Q.shape[:-2], K.shape[:-2], V.shape[:-2])
+    except ValueError as err:
+        raise ValueError(
+            f"leading axes of Q {Q.shape}, K {K.shape}, V {V.shape} do not broadcast"
+        ) from err
+    dtype = np.result_type(Q, K, V)
+    if mask is not None:
+        mask, scores_shape = _broadcast_mask(mask, (*batch, Q.shape[-2], K.shape[-2]))
+        mask = mask.astype(dtype, copy=False)
+        batch = scores_shape[:-2]  # the mask may add batch axes: (1, n_q, n_k) with 2-D Q, K, V
+    return Q, K, V, mask, batch, dtype
+
+
+def _check_split_heads_inputs(x, n_heads):
+    x = _check_float_array(x, "x", (3,), "(b, n, d_model)")
+    _check_divisible(x.shape[-1], n_heads)
+    return x
+
+
+def _check_mha_inputs(x_q, x_kv, params, n_heads, mask):
+    """Check the arguments of :func:`multi_head_attention` and bring them to its shapes.
+
+    Returns x_q (b, n_q, d_model) and x_kv (b, n_k, d_model) as float arrays (unbatched inputs
+    get b = 1), the parameters as float arrays, the mask shaped for the heads' scores by
+    :func:`_head_mask` (or None), and whether the output drops the batch axis again.
+    """
+    x_q, x_kv = _as_float(x_q, "x_q"), _as_float(x_kv, "x_kv")
+    _check_ndim(x_q, "x_q", (2, 3), "(b, n_q, d_model) or (n_q, d_model)")
+    if x_kv.ndim != x_q.ndim:
+        raise ValueError(f"x_q {x_q.shape} and x_kv {x_kv.shape} must both be batched or not")
+    unbatched = x_q.ndim == 2 and (mask is None or np.ndim(mask) <= 2)
+    if x_q.ndim == 2:
+        x_q, x_kv = x_q[np.newaxis], x_kv[np.newaxis]  # (1, n, d_model)
+    (b, n_q, d_model), (b_kv, n_k, d_kv) = x_q.shape, x_kv.shape
+    if d_kv != d_model or (b != b_kv and 1 not in (b, b_kv)):
+        raise ValueError(
+            f"x_q {x_q.shape} and x_kv {x_kv.shape} need the same d_model and the same b "
+            f"(or b = 1 for one of them)"
+        )
+    _check_divisible(d_model, n_heads)
+    p = _get_params(params, _mha_shapes(d_model), "multi_head_attention")
+    if mask is not None:
+        mask = _head_mask(mask, max(b, b_kv), n_heads, n_q, n_k)  # (b, h | 1, n_q, n_k)
+    return x_q, x_kv, p, mask, unbatched
+
+
+def _mha_shapes(d_model):
+    matrices = {f"W_{p}": (d_model, d_model) for p in "qkvo"}
+    biases = {f"b_{p}": (d_model,) for p in "qkvo"}
+    return matrices | biases
+
+
+def _head_mask(mask, b, n_heads, n_q, n_k):
+    """The mask of :func:`multi_head_attention`, shaped for its heads' (b, h, n_q, n_k) scores.
+
+    Up to 3 axes, a mask means (b, n_q, n_k) and every head shares it: the head axis goes in
+    at -3, as Keras' ``MultiHeadAttention`` does with its (B, T, S) ``attention_mask``. (NumPy
+    would align a (b, 1, n_k) mask with the scores from the right, as (1, b, 1, n_k): batch
+    against heads.) 4 axes mean (b, h, n_q, n_k), e.g. the TensorFlow tutorial's (b, 1, 1, n_k)
+    padding mask. Either way the mask may add or stretch the batch axis (NumPy's rules).
+    """
+    mask = _as_float(mask, "mask")
+    if mask.ndim > 4:
+        raise ValueError(
+            f"mask must have at most 4 axes, (b, n_heads, n_q, n_k), got shape {mask.shape}"
+        )
+    if mask.ndim == 4:
+        return _broadcast_mask(mask, (b, n_heads, n_q, n_k))[0]  # (b | 1, h | 1, n_q | 1, ..)
+    mask, shape = _broadcast_mask(mask, (b, n_q, n_k))
+    return np.broadcast_to(mask, shape)[:, np.newaxis]  # (b, 1, n_q, n_k)
+
+
+def _check_torch_mha(mha):
+    if not mha._qkv_same_embed_dim:
+        raise ValueError("expected kdim == vdim == embed_dim (one stacked in_proj_weight)")
+    if mha.bias_k is not None or mha.add_zero_attn:
+        raise ValueError("expected add_bias_kv=False and add_zero_attn=False")
+
+
+def _check_positional_encoding_inputs(max_len, d_model):
+    _check_positive_int(max_len, "max_len")
+    _check_even_d_model(d_model)
+
+
+def _check_relative_shift_inputs(k, d_model):
+    if isinstance(k, bool) or not isinstance(k, int | float | np.integer | np.floating):
+        raise ValueError(f"k must be a real number (the shift), got {k!r}")
+    _check_even_d_model(d_model)
 
 
 def _check_even_d_model(d_model):
@@ -492,368 +799,145 @@ def _check_even_d_model(d_model):
         raise ValueError(f"d_model must be even (sin/cos pairs, §6.2), got {d_model}")
 
 
-def _frequencies(d_model):
-    """omega_i = 1 / 10000^(2i / d_model), i = 0 .. d_model/2 - 1 (§6.2)."""
-    two_i = np.arange(0, d_model, 2, dtype=np.float64)  # (d_model/2,)
-    return 1.0 / 10000.0 ** (two_i / d_model)
-
-
-def positional_encoding(max_len, d_model):
-    """Sinusoidal positional encoding, PE(pos, 2i) = sin(pos ω_i), PE(pos, 2i+1) = cos(pos ω_i).
-
-    Parameters
-    ----------
-    max_len : int
-        Number of positions 0 .. max_len - 1.
-    d_model : int
-        Must be even (dimensions 2i and 2i+1 are a pair sharing ω_i, §6.2).
-
-    Returns
-    -------
-    pe : ndarray of float64, shape (max_len, d_model)
-    """
-    _check_positive_int(max_len, "max_len")
-    _check_even_d_model(d_model)
-    angles = np.arange(max_len)[:, np.newaxis] * _frequencies(d_model)  # (max_len, d_model/2)
-    pe = np.empty((max_len, d_model))
-    pe[:, 0::2] = np.sin(angles)
-    pe[:, 1::2] = np.cos(angles)
-    return pe
-
-
-def relative_shift_matrix(k, d_model):
-    """The block rotation M_k with PE(p + k) = PE(p) @ M_k for every position p (§6.3).
-
-    For each pair (sin ωp, cos ωp), the angle-sum formulas give
-    [sin ω(p+k), cos ω(p+k)] = [sin ωp, cos ωp] @ [[cos ωk, -sin ωk], [sin ωk, cos ωk]];
-    the angle ωk depends on k only, never on p. Works for negative k too (M_{-k} = M_k^T).
-
-    Parameters
-    ----------
-    k : int or float
-        The shift.
-    d_model : int
-        Must be even.
-
-    Returns
-    -------
-    M : ndarray of float64, shape (d_model, d_model)
-        Orthogonal, block-diagonal with d_model/2 2×2 rotation blocks.
-    """
-    if isinstance(k, bool) or not isinstance(k, int | float | np.integer | np.floating):
-        raise ValueError(f"k must be a real number (the shift), got {k!r}")
-    _check_even_d_model(d_model)
-    angle = k * _frequencies(d_model)  # (d_model/2,)
-    even = np.arange(0, d_model, 2)
-    M = np.zeros((d_model, d_model))
-    M[even, even] = np.cos(angle)
-    M[even, even + 1] = -np.sin(angle)
-    M[even + 1, even] = np.sin(angle)
-    M[even + 1, even + 1] = np.cos(angle)
-    return M
-
-
-# --------------------------------------------------------------------------------------------
-# Blocks: LayerNorm and the position-wise feed-forward network (§7.2, §7.3)
-
-
-def layer_norm(x, gamma, beta, eps=1e-5):
-    """LayerNorm over the last axis (each token on its own), as ``nn.LayerNorm`` (§7.3).
-
-    Parameters
-    ----------
-    x : array_like, shape (..., d_model)
-    gamma, beta : array_like, shape (d_model,)
-    eps : float, default 1e-5
-        PyTorch's default.
-
-    Returns
-    -------
-    ndarray, shape (..., d_model)
-
-    Notes
-    -----
-    Uses the biased variance (divide by d_model), like PyTorch and Ba et al.; the unbiased
-    std of some teaching code cannot match ``nn.LayerNorm``.
-    """
-    x = _as_float(x, "x")
-    _check_ndim(x, "x", range(1, 64), "(..., d_model)")
-    d_model = x.shape[-1]
-    shapes = {"gamma": (d_model,), "beta": (d_model,)}
-    p = _get_params({"gamma": gamma, "beta": beta}, shapes, "layer_norm")
-    mean = x.mean(axis=-1, keepdims=True)  # (..., 1)
-    var = ((x - mean) ** 2).mean(axis=-1, keepdims=True)  # (..., 1)
-    return (x - mean) / np.sqrt(var + eps) * p["gamma"] + p["beta"]
-
-
-def feed_forward(x, params):
-    """Position-wise feed-forward network FFN(x) = ReLU(x W_1 + b_1) W_2 + b_2 (§7.2).
-
-    Parameters
-    ----------
-    x : array_like, shape (..., d_model)
-    params : dict
-        ``W_1`` (d_model, d_ff), ``b_1`` (d_ff,), ``W_2`` (d_ff, d_model), ``b_2`` (d_model,).
-
-    Returns
-    -------
-    ndarray, shape (..., d_model)
-    """
-    x = _as_float(x, "x")
-    _check_ndim(x, "x", range(1, 64), "(..., d_model)")
+def _check_feed_forward_inputs(x, params):
+    """Return ``x`` and ``W_1, b_1, W_2, b_2`` as float arrays; d_ff is read off W_1."""
+    x = _check_float_array(x, "x", range(1, 64), "(..., d_model)")
     d_model = x.shape[-1]
     if "W_1" not in params:
         raise ValueError("feed_forward params need key 'W_1' (expected W_1, b_1, W_2, b_2)")
     d_ff = np.shape(params["W_1"])[-1]
     shapes = {"W_1": (d_model, d_ff), "b_1": (d_ff,), "W_2": (d_ff, d_model), "b_2": (d_model,)}
-    p = _get_params(params, shapes, "feed_forward")
-    hidden = np.maximum(x @ p["W_1"] + p["b_1"], 0)  # (..., d_ff)
-    return hidden @ p["W_2"] + p["b_2"]  # (..., d_model)
+    return x, _get_params(params, shapes, "feed_forward")
 
 
-# --------------------------------------------------------------------------------------------
-# Layers: encoder and decoder, Post-LN or Pre-LN (§7.1, §7.5, §8.2)
+def _check_layer_norm_inputs(x, gamma, beta):
+    """Return ``x``, ``gamma``, ``beta`` as float arrays, gamma and beta of shape (d_model,)."""
+    x = _check_float_array(x, "x", range(1, 64), "(..., d_model)")
+    d_model = x.shape[-1]
+    shapes = {"gamma": (d_model,), "beta": (d_model,)}
+    p = _get_params({"gamma": gamma, "beta": beta}, shapes, "layer_norm")
+    return x, p["gamma"], p["beta"]
 
 
-def _residual(x, sublayer, norm, norm_first):
-    """One sublayer with its residual connection and LayerNorm, in either placement (§7.5).
+def _check_torch_norm(norm, name):
+    if norm.eps != 1e-5:
+        raise ValueError(
+            f"{name}: expected layer_norm_eps=1e-5 (layer_norm's default), got {norm.eps}"
+        )
 
-    Post-LN (the paper, PyTorch's default): LN(x + sublayer(x)).
-    Pre-LN (Xiong et al. 2020): x + sublayer(LN(x)); nothing normalises the residual path.
+
+def _check_torch_activation(layer):
+    import torch  # only here: the numpy blocks above never need it
+
+    activation = layer.activation
+    if not (activation is torch.nn.functional.relu or isinstance(activation, torch.nn.ReLU)):
+        raise ValueError(f"expected activation='relu' (feed_forward uses ReLU), got {activation}")
+
+
+def _check_tokens(tokens):
+    tokens = np.asarray(tokens)
+    if tokens.dtype.kind not in "biu":
+        raise ValueError(f"tokens must be integer token ids, got dtype {tokens.dtype}")
+    _check_ndim(tokens, "tokens", (2,), "(batch, n)")
+    return tokens
+
+
+def _check_decoder_layer_inputs(y, memory):
+    return _as_float(y, "y"), _as_float(memory, "memory")
+
+
+def _check_tiled_attention_inputs(Q, K, V, mask, block_size):
+    """:func:`_check_attention_inputs`, then the tile size."""
+    Q, K, V, mask, batch, dtype = _check_attention_inputs(Q, K, V, mask)
+    _check_positive_int(block_size, "block_size")
+    return Q, K, V, mask, batch, dtype
+
+
+# The shared pieces.
+
+
+def _as_float(x, name):
+    """Return ``x`` as a float ndarray; float inputs keep their dtype, ints/bools become float64.
+
+    float16 is computed in float32: -1e9 does not fit in float16 (it would become -inf).
     """
-    if norm_first:
-        return x + sublayer(layer_norm(x, norm["gamma"], norm["beta"]))
-    return layer_norm(x + sublayer(x), norm["gamma"], norm["beta"])
+    arr = np.asarray(x)
+    if arr.dtype.kind == "f":
+        return arr.astype(np.promote_types(arr.dtype, np.float32), copy=False)
+    if arr.dtype.kind in "biu":
+        return arr.astype(np.float64)
+    raise ValueError(f"{name} must be a real numeric array, got dtype {arr.dtype}")
 
 
-def encoder_layer_forward(x, params, n_heads, mask=None, norm_first=False):
-    """One encoder layer: self-attention and FFN, each with residual + LayerNorm (§7.1).
+def _check_float_array(x, name, allowed, shape_text):
+    """:func:`_as_float`, then a check that the array has one of the ``allowed`` ndims."""
+    arr = _as_float(x, name)
+    _check_ndim(arr, name, allowed, shape_text)
+    return arr
 
-    Same computation as ``nn.TransformerEncoderLayer`` with dropout off (no final LayerNorm:
-    a Pre-LN stack adds that once, after its last layer, §7.5).
 
-    Parameters
-    ----------
-    x : array_like, shape (b, n, d_model) or (n, d_model)
-    params : dict
-        ``{"self_attn": mha params, "ffn": ffn params, "norm1": {"gamma", "beta"},
-        "norm2": {"gamma", "beta"}}``.
-    n_heads : int
-    mask : array_like, optional
-        1 = may attend: (b, n, n) or broadcasting to it, e.g. a padding mask (b, 1, n) (§8.3),
-        or (b, n_heads, n, n), e.g. (b, 1, 1, n); as in :func:`multi_head_attention`.
-    norm_first : bool, default False
-        False = Post-LN, True = Pre-LN (PyTorch's name).
+def _check_ndim(arr, name, allowed, shape_text):
+    if arr.ndim not in allowed:
+        raise ValueError(f"{name} must have shape {shape_text}, got shape {arr.shape}")
 
-    Returns
-    -------
-    ndarray, same shape as ``x``
-        Or its broadcast with the mask's batch axis (a (1, n, n) mask with 2-D x: (1, n, d_model)).
+
+def _check_positive_int(value, name):
+    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
+        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+
+
+def _check_divisible(d_model, n_heads):
+    _check_positive_int(n_heads, "n_heads")
+    if d_model % n_heads != 0:
+        raise ValueError(
+            f"d_model must be divisible by n_heads (d_k = d_model / n_heads), "
+            f"got d_model={d_model}, n_heads={n_heads}"
+        )
+
+
+def _get_params(params, shapes, name):
+    """Fetch ``params[key]`` for each key of ``shapes`` as float arrays of exactly that shape."""
+    out = {}
+    for key, shape in shapes.items():
+        if key not in params:
+            raise ValueError(f"{name} params need key {key!r} (expected keys {list(shapes)})")
+        out[key] = _as_float(params[key], f"{name}[{key!r}]")
+        if out[key].shape != shape:
+            raise ValueError(f"{name}[{key!r}] must have shape {shape}, got {out[key].shape}")
+    return out
+
+
+def _broadcast_mask(mask, scores_shape):
+    """Return ``mask`` as floats and the shape of ``scores + mask`` (NumPy's broadcasting).
+
+    The mask may add or stretch leading (batch, head) axes, as NumPy and TensorFlow allow: the
+    Coursera graders pass a (1, n_q, n_k) mask with unbatched Q, K, V and expect (1, n_q, n_k)
+    weights. Its last two axes must be 1 or (n_q, n_k): a mask never adds queries or keys.
+    It must hold only 0 and 1.
     """
-    x = _as_float(x, "x")
-
-    def self_attention(h):
-        return multi_head_attention(h, h, params["self_attn"], n_heads, mask)[0]
-
-    x = _residual(x, self_attention, params["norm1"], norm_first)  # (b, n, d_model)
-    return _residual(x, lambda h: feed_forward(h, params["ffn"]), params["norm2"], norm_first)
-
-
-def decoder_layer_forward(
-    y, memory, params, n_heads, self_mask=None, memory_mask=None, norm_first=False
-):
-    """One decoder layer: masked self-attention, cross-attention, FFN (§8.2).
-
-    Same computation as ``nn.TransformerDecoderLayer`` with dropout off; no final LayerNorm.
-
-    Parameters
-    ----------
-    y : array_like, shape (b, n_tgt, d_model) or (n_tgt, d_model)
-        The (shifted) target sequence.
-    memory : array_like, shape (b, n_src, d_model) or (n_src, d_model)
-        The encoder's output; cross-attention takes K and V from it, Q from the decoder.
-    params : dict
-        ``{"self_attn", "cross_attn": mha params, "ffn": ffn params, "norm1", "norm2",
-        "norm3": {"gamma", "beta"}}``; PyTorch's order: norm1 after self-attention, norm2
-        after cross-attention, norm3 after the FFN.
-    n_heads : int
-    self_mask : array_like, optional
-        1 = may attend, (b, n_tgt, n_tgt) or (b, n_heads, n_tgt, n_tgt) or broadcasting to
-        it, as in :func:`multi_head_attention`: usually look-ahead * padding (§8.1).
-    memory_mask : array_like, optional
-        1 = may attend, (b, n_tgt, n_src) or (b, n_heads, n_tgt, n_src) or broadcasting to it:
-        usually the source padding mask (b, 1, n_src).
-    norm_first : bool, default False
-        False = Post-LN, True = Pre-LN.
-
-    Returns
-    -------
-    ndarray, same shape as ``y``
-        Or its broadcast with the masks' batch axis, as in :func:`encoder_layer_forward`.
-    """
-    y, memory = _as_float(y, "y"), _as_float(memory, "memory")
-    unbatched = y.ndim == memory.ndim == 2
-
-    def self_attention(h):
-        return multi_head_attention(h, h, params["self_attn"], n_heads, self_mask)[0]
-
-    def cross_attention(h):
-        # §8.2: Q from the decoder, K and V from the encoder's output (never normalised here).
-        # A batched self_mask makes an unbatched y batched (NumPy's rules): memory follows.
-        kv = memory[np.newaxis] if unbatched and h.ndim == 3 else memory  # (1, n_src, d_model)
-        return multi_head_attention(h, kv, params["cross_attn"], n_heads, memory_mask)[0]
-
-    y = _residual(y, self_attention, params["norm1"], norm_first)  # (b, n_tgt, d_model)
-    y = _residual(y, cross_attention, params["norm2"], norm_first)  # (b, n_tgt, d_model)
-    return _residual(y, lambda h: feed_forward(h, params["ffn"]), params["norm3"], norm_first)
-
-
-# --------------------------------------------------------------------------------------------
-# Parameter counts (§5.2, §7.4, exercise 3)
-
-
-def count_mha_params(d_model):
-    """4 d_model² + 4 d_model: W_q, W_k, W_v, W_o and their biases; n_heads plays no part (§5.2)."""
-    _check_positive_int(d_model, "d_model")
-    return 4 * d_model**2 + 4 * d_model
-
-
-def _count_ffn_params(d_model, d_ff):
-    return 2 * d_model * d_ff + d_ff + d_model  # W_1, W_2, b_1, b_2
-
-
-def count_encoder_layer_params(d_model, d_ff):
-    """Self-attention + FFN + two LayerNorms (gamma and beta each)."""
-    _check_positive_int(d_ff, "d_ff")
-    return count_mha_params(d_model) + _count_ffn_params(d_model, d_ff) + 2 * 2 * d_model
-
-
-def count_decoder_layer_params(d_model, d_ff):
-    """Self-attention + cross-attention + FFN + three LayerNorms."""
-    _check_positive_int(d_ff, "d_ff")
-    return 2 * count_mha_params(d_model) + _count_ffn_params(d_model, d_ff) + 3 * 2 * d_model
-
-
-# --------------------------------------------------------------------------------------------
-# Converters from PyTorch (torch is imported only here, §5.4, §7.4)
-#
-# PyTorch computes nn.Linear as x @ weight.T with weight stored (out, in); we store (in, out)
-# so that rows are tokens (Q = X @ W_q). Every transpose lives in this section, nowhere else.
+    mask = _as_float(mask, "mask")
+    *batch, n_q, n_k = scores_shape
+    try:
+        shape = np.broadcast_shapes(mask.shape, tuple(scores_shape))
+    except ValueError:
+        shape = None
+    if shape is None or shape[-2:] != (n_q, n_k):
+        raise ValueError(
+            f"mask of shape {mask.shape} does not broadcast with the scores' shape "
+            f"{tuple(scores_shape)} (..., n_q, n_k): expected its last two axes to be 1 or "
+            f"({n_q}, {n_k}) and its leading axes to broadcast with {tuple(batch)}"
+        )
+    if not np.all((mask == 0) | (mask == 1)):
+        # §5.4: an additive -inf mask or a PyTorch-style mask passed here is a silent bug.
+        raise ValueError("mask must contain only 1 (may attend) and 0 (must not attend)")
+    return mask, shape
 
 
 def _to_numpy(tensor, shape, name):
-    """Copy a parameter to a float64 ndarray, checking its shape on the way."""
+    """Copy a PyTorch parameter to a float64 ndarray, checking its shape on the way."""
     if tensor is None:
         raise ValueError(f"{name} is missing: build the PyTorch module with bias=True")
     arr = tensor.detach().cpu().double().numpy().copy()
     if arr.shape != shape:
         raise ValueError(f"{name} has shape {arr.shape}, expected {shape}")
     return arr
-
-
-def mha_params_from_torch(mha):
-    """Copy an ``nn.MultiheadAttention``'s parameters for :func:`multi_head_attention`.
-
-    Parameters
-    ----------
-    mha : torch.nn.MultiheadAttention
-        With bias=True, kdim = vdim = embed_dim, add_bias_kv=False, add_zero_attn=False.
-        batch_first does not matter (parameters do not depend on it).
-
-    Returns
-    -------
-    dict of float64 ndarrays
-        ``W_q, W_k, W_v, W_o`` (d_model, d_model), ``b_q, b_k, b_v, b_o`` (d_model,).
-    """
-    d = mha.embed_dim
-    if not mha._qkv_same_embed_dim:
-        raise ValueError("expected kdim == vdim == embed_dim (one stacked in_proj_weight)")
-    if mha.bias_k is not None or mha.add_zero_attn:
-        raise ValueError("expected add_bias_kv=False and add_zero_attn=False")
-    # in_proj_weight stacks W_q, W_k, W_v vertically: (3d, d), each block (out, in).
-    in_weight = _to_numpy(mha.in_proj_weight, (3 * d, d), "in_proj_weight")
-    in_bias = _to_numpy(mha.in_proj_bias, (3 * d,), "in_proj_bias")
-    params = {}
-    for i, p in enumerate("qkv"):
-        params[f"W_{p}"] = in_weight[i * d : (i + 1) * d].T  # (out, in) -> (d_in, d_out)
-        params[f"b_{p}"] = in_bias[i * d : (i + 1) * d]
-    params["W_o"] = _to_numpy(mha.out_proj.weight, (d, d), "out_proj.weight").T
-    params["b_o"] = _to_numpy(mha.out_proj.bias, (d,), "out_proj.bias")
-    return params
-
-
-def _norm_params_from_torch(norm, d_model, name):
-    if norm.eps != 1e-5:
-        raise ValueError(
-            f"{name}: expected layer_norm_eps=1e-5 (layer_norm's default), got {norm.eps}"
-        )
-    gamma = _to_numpy(norm.weight, (d_model,), f"{name}.weight")
-    return {"gamma": gamma, "beta": _to_numpy(norm.bias, (d_model,), f"{name}.bias")}
-
-
-def _ffn_params_from_torch(layer, d_model):
-    import torch
-
-    activation = layer.activation
-    if not (activation is torch.nn.functional.relu or isinstance(activation, torch.nn.ReLU)):
-        raise ValueError(f"expected activation='relu' (feed_forward uses ReLU), got {activation}")
-    d_ff = layer.linear1.out_features
-    return {
-        "W_1": _to_numpy(
-            layer.linear1.weight, (d_ff, d_model), "linear1.weight"
-        ).T,  # (d_model, d_ff)
-        "b_1": _to_numpy(layer.linear1.bias, (d_ff,), "linear1.bias"),
-        "W_2": _to_numpy(
-            layer.linear2.weight, (d_model, d_ff), "linear2.weight"
-        ).T,  # (d_ff, d_model)
-        "b_2": _to_numpy(layer.linear2.bias, (d_model,), "linear2.bias"),
-    }
-
-
-def encoder_layer_params_from_torch(layer):
-    """Copy an ``nn.TransformerEncoderLayer``'s parameters for :func:`encoder_layer_forward`.
-
-    Pass ``norm_first=layer.norm_first`` and ``n_heads=layer.self_attn.num_heads`` alongside.
-
-    Parameters
-    ----------
-    layer : torch.nn.TransformerEncoderLayer
-        activation='relu', bias=True, layer_norm_eps=1e-5.
-
-    Returns
-    -------
-    dict
-        ``{"self_attn", "ffn", "norm1", "norm2"}`` of float64 ndarrays.
-    """
-    d_model = layer.self_attn.embed_dim
-    return {
-        "self_attn": mha_params_from_torch(layer.self_attn),
-        "ffn": _ffn_params_from_torch(layer, d_model),
-        "norm1": _norm_params_from_torch(layer.norm1, d_model, "norm1"),
-        "norm2": _norm_params_from_torch(layer.norm2, d_model, "norm2"),
-    }
-
-
-def decoder_layer_params_from_torch(layer):
-    """Copy an ``nn.TransformerDecoderLayer``'s parameters for :func:`decoder_layer_forward`.
-
-    Parameters
-    ----------
-    layer : torch.nn.TransformerDecoderLayer
-        activation='relu', bias=True, layer_norm_eps=1e-5.
-
-    Returns
-    -------
-    dict
-        ``{"self_attn", "cross_attn", "ffn", "norm1", "norm2", "norm3"}`` of float64 ndarrays
-        (PyTorch's ``multihead_attn`` is our ``cross_attn``).
-    """
-    d_model = layer.self_attn.embed_dim
-    return {
-        "self_attn": mha_params_from_torch(layer.self_attn),
-        "cross_attn": mha_params_from_torch(layer.multihead_attn),
-        "ffn": _ffn_params_from_torch(layer, d_model),
-        "norm1": _norm_params_from_torch(layer.norm1, d_model, "norm1"),
-        "norm2": _norm_params_from_torch(layer.norm2, d_model, "norm2"),
-        "norm3": _norm_params_from_torch(layer.norm3, d_model, "norm3"),
-    }
