@@ -50,9 +50,7 @@ def build_models(args, max_len):
     gru = dict(emb_dim=args.emb_dim, hidden=args.hidden)
     return {
         "transformer (ours)": lambda: Transformer(config),
-        "nn.Transformer": lambda: TorchTransformer(
-            VOCAB_SIZE, args.d_model, args.n_heads, args.d_ff, max_len=max_len
-        ),
+        "nn.Transformer": lambda: TorchTransformer(config),
         "gru (ours)": lambda: GRUSeq2Seq(VOCAB_SIZE, VOCAB_SIZE, **gru),
         "gru_attention (ours)": lambda: GRUSeq2Seq(VOCAB_SIZE, VOCAB_SIZE, attention=True, **gru),
         "nn.GRU enc-dec": lambda: PlainGRU(VOCAB_SIZE, **gru),

@@ -244,7 +244,7 @@ def _timed_model(name: str, spec: dict, max_len: int):
     if name == "transformer":
         return tt.Transformer(config)
     if name == "nn.Transformer":
-        return TorchTransformer(VOCAB_SIZE, d_model, n_heads, d_ff, max_len=max_len)
+        return TorchTransformer(config)
     if name == "nn.GRU":
         return PlainGRU(VOCAB_SIZE, emb_dim=d_model, hidden=d_model)
     sizes = dict(emb_dim=d_model, hidden=d_model)
