@@ -26,7 +26,7 @@ import argparse
 import torch
 
 from lecture17.experiments.beyond import interleaved_ms, training_step
-from lecture17.tiny_transformer import GRUSeq2Seq, Transformer
+from lecture17.tiny_transformer import GRUSeq2Seq, Transformer, TransformerConfig
 from lecture17.torch_models import PlainGRU, TorchTransformer
 from lecture17.training import VOCAB_SIZE, reversal_batch, to_device
 
@@ -39,11 +39,18 @@ RATIOS = [
 
 def build_models(args, max_len):
     """name -> constructor, at the sizes the command line gives."""
-    tf = dict(d_model=args.d_model, n_heads=args.n_heads, d_ff=args.d_ff)
+    config = TransformerConfig(
+        VOCAB_SIZE,
+        VOCAB_SIZE,
+        d_model=args.d_model,
+        n_heads=args.n_heads,
+        d_ff=args.d_ff,
+        max_len=max_len,
+    )
     gru = dict(emb_dim=args.emb_dim, hidden=args.hidden)
     return {
-        "transformer (ours)": lambda: Transformer(VOCAB_SIZE, VOCAB_SIZE, **tf, max_len=max_len),
-        "nn.Transformer": lambda: TorchTransformer(VOCAB_SIZE, **tf, max_len=max_len),
+        "transformer (ours)": lambda: Transformer(config),
+        "nn.Transformer": lambda: TorchTransformer(config),
         "gru (ours)": lambda: GRUSeq2Seq(VOCAB_SIZE, VOCAB_SIZE, **gru),
         "gru_attention (ours)": lambda: GRUSeq2Seq(VOCAB_SIZE, VOCAB_SIZE, attention=True, **gru),
         "nn.GRU enc-dec": lambda: PlainGRU(VOCAB_SIZE, **gru),

@@ -8,6 +8,7 @@ same apart from torch.cuda.synchronize), and on cuda where a GPU exists.
 import os
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -19,6 +20,7 @@ from repository import copy_repository
 from lecture17 import diff, ledger
 from lecture17.experiments.beyond import RATIOS, TIMED_MODELS, gpu_step_time
 from lecture17.report import crossover_lines
+from lecture17.tiny_transformer import TransformerConfig
 from lecture17.torch_models import PlainGRU, TorchTransformer
 from lecture17.training import VOCAB_SIZE, reversal_batch
 
@@ -119,11 +121,13 @@ def test_on_a_gpu_the_table_names_the_gpu(size):
 # -----------------------------------------------------------------------------
 # PyTorch's own models, the yardsticks
 
+SMALL = TransformerConfig(VOCAB_SIZE, VOCAB_SIZE, d_model=16, n_heads=2, d_ff=32, max_len=9)
+
 
 @pytest.mark.parametrize(
     "model",
     [
-        lambda: TorchTransformer(VOCAB_SIZE, d_model=16, n_heads=2, d_ff=32, max_len=9),
+        lambda: TorchTransformer(SMALL),
         lambda: PlainGRU(VOCAB_SIZE, emb_dim=8, hidden=16),
     ],
 )
@@ -135,7 +139,7 @@ def test_the_yardsticks_take_our_models_inputs(model):
 def test_nn_transformer_is_causal_like_ours():
     """Changing a later target token leaves the earlier positions' logits alone (§8.1)."""
     torch.manual_seed(0)
-    model = TorchTransformer(VOCAB_SIZE, d_model=16, n_heads=2, d_ff=32, max_len=9).eval()
+    model = TorchTransformer(SMALL).eval()
     src, tgt_in, _ = reversal_batch(torch.Generator().manual_seed(0), 2, 8)
     changed = tgt_in.clone()
     changed[:, 5:] = (changed[:, 5:] + 1) % VOCAB_SIZE
@@ -145,8 +149,14 @@ def test_nn_transformer_is_causal_like_ours():
     assert not torch.allclose(a[:, 5:], b[:, 5:])
 
 
+@pytest.mark.parametrize("change", [{"pe": "learned"}, {"emb_scale": 4.0}, {"scale": False}])
+def test_nn_transformer_refuses_settings_it_cannot_mirror(change):
+    with pytest.raises(ValueError, match="TorchTransformer supports only"):
+        TorchTransformer(replace(SMALL, **change))
+
+
 def test_nn_transformer_refuses_a_sequence_longer_than_its_pe_table():
-    model = TorchTransformer(VOCAB_SIZE, d_model=16, n_heads=2, d_ff=32, max_len=8)
+    model = TorchTransformer(replace(SMALL, max_len=8))
     src, tgt_in, _ = reversal_batch(torch.Generator().manual_seed(0), 2, 8)  # tgt_in has 9
     with pytest.raises(ValueError, match="sequence length 9 exceeds max_len 8"):
         model(src, tgt_in)

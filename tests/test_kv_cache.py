@@ -28,7 +28,10 @@ LENGTHS = [1, 5, 12]
 def random_model(seed, norm_first, dtype=torch.float64, **sizes):
     torch.manual_seed(seed)
     sizes = dict(d_model=16, n_heads=4, d_ff=32, n_enc_layers=2, n_dec_layers=2) | sizes
-    model = tt.Transformer(VOCAB_SIZE, VOCAB_SIZE, norm_first=norm_first, max_len=32, **sizes)
+    config = tt.TransformerConfig(
+        VOCAB_SIZE, VOCAB_SIZE, norm_first=norm_first, max_len=32, **sizes
+    )
+    model = tt.Transformer(config)
     return model.to(dtype).eval()
 
 
@@ -93,7 +96,9 @@ def trained(request):
 
     def make_model():
         return tt.Transformer(
-            VOCAB_SIZE, VOCAB_SIZE, d_model=32, n_heads=4, d_ff=64, norm_first=request.param
+            tt.TransformerConfig(
+                VOCAB_SIZE, VOCAB_SIZE, d_model=32, n_heads=4, d_ff=64, norm_first=request.param
+            )
         )
 
     result = train(make_model, task, steps=60, lr=3e-3, seed=0, warmup=20, n_test=50)
@@ -169,7 +174,7 @@ def test_each_layer_caches_one_row_per_step(norm_first):
 @pytest.mark.parametrize("use_cache", [False, True])
 @pytest.mark.parametrize("pe", ["sinusoidal", "learned"])
 def test_longer_than_the_pe_table_is_refused_before_decoding(pe, use_cache):
-    model = tt.Transformer(VOCAB_SIZE, VOCAB_SIZE, pe=pe, max_len=8)
+    model = tt.Transformer(tt.TransformerConfig(VOCAB_SIZE, VOCAB_SIZE, pe=pe, max_len=8))
     src = random_src(0, n=5)
     with pytest.raises(ValueError, match="sequence length 9 exceeds max_len 8"):
         model.greedy_decode(src, 9, use_cache=use_cache)

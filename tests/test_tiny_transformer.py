@@ -4,6 +4,7 @@ Parameters are randomised (biases and LayerNorm weights too: PyTorch initialises
 and 1, which would hide a bias bug) and copied with load_from_torch / the numpy converters.
 """
 
+import dataclasses
 import math
 
 import pytest
@@ -195,8 +196,8 @@ def test_encoder_layer_matches_torch(seed, norm_first):
     keep = padding_mask(seed, 3, 7)
     out = ours(x, mask=keep[:, None, None, :])
     assert_close(out, theirs(x, src_key_padding_mask=~keep))
-    weights = {}
-    assert_close(ours(x, mask=keep[:, None, None, :], attn_weights=weights), out)
+    with tt.collect_attention(ours) as weights:  # the written-out path, the same output
+        assert_close(ours(x, mask=keep[:, None, None, :]), out)
     assert weights["self_attn"].shape == (3, N_HEADS, 7, 7)
 
 
@@ -281,7 +282,7 @@ def test_sinusoidal_encoding_matches_numpy():
 
 def tiny_transformer(seed, norm_first=False, pe="sinusoidal", **kwargs):
     torch.manual_seed(seed)
-    model = tt.Transformer(
+    config = tt.TransformerConfig(
         13,
         13,
         d_model=D_MODEL,
@@ -294,7 +295,7 @@ def tiny_transformer(seed, norm_first=False, pe="sinusoidal", **kwargs):
         max_len=32,
         **kwargs,
     )
-    return model.double()
+    return tt.Transformer(config).double()
 
 
 def random_src(seed, b=3, n=6):
@@ -379,12 +380,112 @@ def test_gru_attention_weights():
 
 @pytest.mark.parametrize("norm_first", [False, True])
 def test_encoder_classifier_shape_and_final_norm(norm_first):
-    model = tt.EncoderClassifier(
-        13, 13, n_layers=2, d_model=D_MODEL, n_heads=N_HEADS, d_ff=D_FF, norm_first=norm_first
+    config = tt.TransformerConfig(
+        13, 13, n_enc_layers=2, d_model=D_MODEL, n_heads=N_HEADS, d_ff=D_FF, norm_first=norm_first
     )
+    model = tt.EncoderClassifier(config)
     assert model(random_src(0)).shape == (3, 6, 13)
     # §7.5: Pre-LN adds one LayerNorm after the last layer; Post-LN already ends on one
     assert isinstance(model.encoder.norm, nn.LayerNorm if norm_first else nn.Identity)
+
+
+def test_collect_attention_keeps_the_weights_only_inside_the_block():
+    """The switch (§9.4): the weights of the written-out path, in build order, then off."""
+    model = tiny_transformer(1)
+    src, tgt = random_src(2, b=2, n=5), random_src(3, b=2, n=4)
+    with torch.no_grad():
+        plain = model(src, tgt)
+        with tt.collect_attention(model) as weights:
+            kept = model(src, tgt)
+        assert_close(kept, plain)  # the same model, only the weights are kept
+        memory = model.encoder(src)
+    assert list(weights) == list(model.attention_weights(src, tgt))  # same keys, same order
+    layer = model.decoder.layers[1]
+    x = model.decoder.layers[0](model.decoder.embed(tgt), memory)
+    _, expected = layer.cross_attn(
+        layer.norm1(x + layer.self_attn(x, x, x, is_causal=True)[0]),
+        memory,
+        memory,
+        need_weights=True,
+    )
+    assert_close(weights["decoder.1.cross_attn"], expected)
+    blocks = [m for m in model.modules() if isinstance(m, tt.MultiHeadAttention)]
+    assert not any(b.keep_weights or b.last_weights is not None for b in blocks)
+    x = randn(0, 2, 4, D_MODEL)
+    assert blocks[0](x, x, x)[1] is None  # back on the fused path
+
+
+# -----------------------------------------------------------------------------
+# the config (as nanoGPT's GPTConfig) and the parameters it builds
+
+
+def test_config_is_frozen_and_kept_by_the_model():
+    config = tt.TransformerConfig(13, 13)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        config.d_model = 32
+    assert tt.Transformer(config).config is config
+    assert tt.build_model("transformer", src_vocab=13, tgt_vocab=13).config == config
+
+
+def layer_keys(prefix, blocks, norms, d=8, d_ff=12):
+    """state_dict keys of one layer of ours, in order, with their shapes."""
+    keys = []
+    for block in blocks:
+        keys += [
+            (f"{prefix}.{block}.in_proj.weight", (3 * d, d)),
+            (f"{prefix}.{block}.in_proj.bias", (3 * d,)),
+            (f"{prefix}.{block}.out_proj.weight", (d, d)),
+            (f"{prefix}.{block}.out_proj.bias", (d,)),
+        ]
+    keys += [
+        (f"{prefix}.ffn.linear1.weight", (d_ff, d)),
+        (f"{prefix}.ffn.linear1.bias", (d_ff,)),
+        (f"{prefix}.ffn.linear2.weight", (d, d_ff)),
+        (f"{prefix}.ffn.linear2.bias", (d,)),
+    ]
+    for norm in norms:
+        keys += [(f"{prefix}.{norm}.weight", (d,)), (f"{prefix}.{norm}.bias", (d,))]
+    return keys
+
+
+# state_dict keys and shapes of TransformerConfig(7, 5, d_model=8, n_heads=2, d_ff=12,
+# max_len=10), as the code before the config built them: checkpoints keep loading
+POST_LN_KEYS = [
+    ("encoder.embed.token.weight", (7, 8)),
+    *layer_keys("encoder.layers.0", ["self_attn"], ["norm1", "norm2"]),
+    ("decoder.embed.token.weight", (5, 8)),
+    *layer_keys("decoder.layers.0", ["self_attn", "cross_attn"], ["norm1", "norm2", "norm3"]),
+    ("out.weight", (5, 8)),
+    ("out.bias", (5,)),
+]
+
+
+def shapes(model):
+    return [(key, tuple(value.shape)) for key, value in model.state_dict().items()]
+
+
+def test_state_dict_keys_and_shapes_are_pinned():
+    config = tt.TransformerConfig(7, 5, d_model=8, n_heads=2, d_ff=12, max_len=10)
+    assert shapes(tt.Transformer(config)) == POST_LN_KEYS
+    # Pre-LN adds a final LayerNorm per stack (§7.5); a learned PE is a parameter (§6.5)
+    pre_ln = shapes(tt.Transformer(dataclasses.replace(config, norm_first=True, pe="learned")))
+    assert set(pre_ln) - set(POST_LN_KEYS) == {
+        ("encoder.embed.pe", (10, 8)),
+        ("decoder.embed.pe", (10, 8)),
+        ("encoder.norm.weight", (8,)),
+        ("encoder.norm.bias", (8,)),
+        ("decoder.norm.weight", (8,)),
+        ("decoder.norm.bias", (8,)),
+    }
+    assert set(POST_LN_KEYS) <= set(pre_ln)
+    classifier = tt.EncoderClassifier(dataclasses.replace(config, n_enc_layers=2))
+    assert shapes(classifier) == [
+        ("encoder.embed.token.weight", (7, 8)),
+        *layer_keys("encoder.layers.0", ["self_attn"], ["norm1", "norm2"]),
+        *layer_keys("encoder.layers.1", ["self_attn"], ["norm1", "norm2"]),
+        ("out.weight", (5, 8)),
+        ("out.bias", (5,)),
+    ]
 
 
 # -----------------------------------------------------------------------------
@@ -447,14 +548,14 @@ def test_section9_parameter_counts():
 
 def test_bad_settings_raise_clear_errors():
     with pytest.raises(ValueError, match="unknown positional encoding 'rotary'"):
-        tt.Transformer(13, 13, pe="rotary")
+        tt.Transformer(tt.TransformerConfig(13, 13, pe="rotary"))
     with pytest.raises(ValueError, match=r"d_model \(64\) must be divisible by n_heads \(5\)"):
-        tt.Transformer(13, 13, d_model=64, n_heads=5)
+        tt.Transformer(tt.TransformerConfig(13, 13, d_model=64, n_heads=5))
     with pytest.raises(ValueError, match="unknown model kind 'lstm'"):
         tt.build_model("lstm", src_vocab=13, tgt_vocab=13)
     with pytest.raises(ValueError, match="even d_model"):
         tt.sinusoidal_encoding(10, 7)
-    model = tt.Transformer(13, 13, max_len=8)
+    model = tt.Transformer(tt.TransformerConfig(13, 13, max_len=8))
     with pytest.raises(ValueError, match=r"non-empty .* got shape \(0, 5\)"):
         model(torch.zeros(0, 5, dtype=torch.long), torch.zeros(0, 3, dtype=torch.long))
     with pytest.raises(ValueError, match="non-empty"):
@@ -463,7 +564,7 @@ def test_bad_settings_raise_clear_errors():
 
 @pytest.mark.parametrize("pe", ["sinusoidal", "learned"])
 def test_sequence_longer_than_the_pe_table_is_refused(pe):
-    model = tt.Transformer(13, 13, pe=pe, max_len=8)
+    model = tt.Transformer(tt.TransformerConfig(13, 13, pe=pe, max_len=8))
     src = torch.full((2, 9), 3)
     with pytest.raises(ValueError, match="sequence length 9 exceeds max_len 8"):
         model(src, src[:, :4])

@@ -253,7 +253,9 @@ def test_sgd_and_other_tasks_train():
 
     def classifier():
         return tt.EncoderClassifier(
-            tr.VOCAB_SIZE, tr.VOCAB_SIZE, n_layers=2, d_model=16, n_heads=2, d_ff=32
+            tt.TransformerConfig(
+                tr.VOCAB_SIZE, tr.VOCAB_SIZE, n_enc_layers=2, d_model=16, n_heads=2, d_ff=32
+            )
         )
 
     inplace = tr.train(
@@ -317,7 +319,9 @@ def test_explicit_cpu_is_the_default():
 
 def classifier():
     return tt.EncoderClassifier(
-        tr.VOCAB_SIZE, tr.VOCAB_SIZE, n_layers=1, d_model=16, n_heads=2, d_ff=32
+        tt.TransformerConfig(
+            tr.VOCAB_SIZE, tr.VOCAB_SIZE, n_enc_layers=1, d_model=16, n_heads=2, d_ff=32
+        )
     )
 
 

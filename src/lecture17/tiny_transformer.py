@@ -10,23 +10,44 @@ References:
 4) Cho et al., "Learning Phrase Representations using RNN Encoder-Decoder for Statistical
    Machine Translation", EMNLP 2014 — the GRU encoder-decoder (§9.1).
 
-Conventions (the lecture's, §0.4, §5.4, §12 pitfall 7):
-- batch first, rows are tokens: x has shape (b, n, d_model);
+Shapes, one notation for the whole module (and for attention_numpy): batch first, rows are
+tokens (§0.4), e.g. x (b, n, d_model), per-head weights (b, h, n_q, n_k).
+    b           batch size
+    n           sequence length; n_src / n_tgt for the source and the shifted target,
+                n_q / n_k for the queries and the keys of one attention block
+    t           positions decoded so far (greedy decoding, §8.4)
+    d_model     width of every token's vector, the residual stream
+    h, d_k      heads, and the width of each: d_k = d_model / h (§5.2)
+    d_ff        hidden width of the position-wise feed-forward network (§7.2)
+    src_vocab, tgt_vocab    token ids on each side (logits: (b, n_tgt, tgt_vocab))
+
+Conventions (the lecture's, §5.4, §12 pitfall 7):
 - a mask holds 1/True where a query MAY attend, 0/False where it must not, and broadcasts to
   (b, h, n_q, n_k). This is F.scaled_dot_product_attention's boolean convention and the
   OPPOSITE of nn.MultiheadAttention's boolean masks (True = ignore there);
 - no dropout anywhere: the small experiments of §6.6, §7.5 and §9 are deterministic.
 
+A Transformer is built from one frozen TransformerConfig (as nanoGPT's GPTConfig):
+    model = Transformer(TransformerConfig(src_vocab=13, tgt_vocab=13, norm_first=True))
 Every sequence model here shares one interface, so the experiments can loop over them:
     logits = model(src, tgt_in)                 # (b, n_tgt, tgt_vocab), teacher forcing
     tokens = model.greedy_decode(src, max_len)  # (b, max_len), step by step from BOS
     weights = model.attention_weights(src, tgt_in)  # {name: per-head weights} for §9.4
-The Transformer's greedy_decode also takes use_cache=True: each decoder layer then keeps its
-keys and values (KVCache) and every step computes only the newest position (§8.4).
+Any module's attention weights, by a switch rather than an argument (§9.4):
+    with collect_attention(model) as weights:
+        model(src, tgt_in)
+    weights["decoder.0.cross_attn"]  # (b, h, n_tgt, n_src)
+
+The lecture's main line comes first, in its order: §5 attention, §6 embedding and positional
+encoding, §7 encoder layer, §8 decoder layer, §8.5/§9 the models. Then, beyond it, greedy
+decoding with a KV cache (§8.4 names it): Transformer.greedy_decode(use_cache=True) keeps each
+decoder layer's keys and values (KVCache) and every step computes only the newest position.
+Last, the input checks and helpers.
 """
 
 import math
 from contextlib import contextmanager
+from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
@@ -36,69 +57,12 @@ PE_KINDS = ("sinusoidal", "learned", "none")
 MODEL_KINDS = ("gru", "gru_attention", "transformer")
 
 # -----------------------------------------------------------------------------
-# primitives
-
-
-def sinusoidal_encoding(max_len: int, d_model: int, dtype=None) -> torch.Tensor:
-    """PE(pos, 2i) = sin(pos / 10000^(2i/d)), PE(pos, 2i+1) = cos(...) (§6.2), (max_len, d_model).
-
-    Computed in float64, returned in `dtype` (default: torch's default dtype).
-    """
-    if d_model % 2 != 0:
-        raise ValueError(f"sinusoidal PE needs an even d_model (sin/cos pairs), got {d_model}")
-    position = torch.arange(max_len, dtype=torch.float64)[:, None]  # (max_len, 1)
-    omega = 10000.0 ** (-torch.arange(0, d_model, 2, dtype=torch.float64) / d_model)  # (d/2,)
-    pe = torch.zeros(max_len, d_model, dtype=torch.float64)
-    pe[:, 0::2] = torch.sin(position * omega)
-    pe[:, 1::2] = torch.cos(position * omega)
-    return pe.to(dtype or torch.get_default_dtype())
+# §3–§5 attention: scaled dot-product (§3.1, §4), the look-ahead mask (§8.1), multi-head (§5)
 
 
 def causal_mask(n_q: int, n_k: int, device=None) -> torch.Tensor:
     """Look-ahead mask (§8.1): True on and below the diagonal (query t may see keys 0..t)."""
     return torch.ones(n_q, n_k, dtype=torch.bool, device=device).tril()  # (n_q, n_k)
-
-
-def check_tokens(tokens: torch.Tensor, name: str) -> None:
-    """Token batches are (b, n) with b, n > 0; say what was expected otherwise."""
-    if tokens.dim() != 2 or tokens.shape[0] == 0 or tokens.shape[1] == 0:
-        raise ValueError(
-            f"{name} must be a non-empty (batch, length) tensor of token ids; "
-            f"got shape {tuple(tokens.shape)}"
-        )
-
-
-class KVCache:
-    """One decoder layer's keys and values, kept between greedy-decoding steps (§8.4).
-
-    self_k, self_v (b, h, t, d_k): the masked self-attention's K, V of the t positions decoded
-    so far; every step appends one row, so the cache grows linearly with the length (§10.4).
-    memory_k, memory_v (b, h, n_src, d_k): the cross-attention's K, V of the encoder memory,
-    computed once per source batch.
-    """
-
-    def __init__(self, memory_k: torch.Tensor, memory_v: torch.Tensor):
-        b, h, _, d_k = memory_k.shape
-        self.memory_k, self.memory_v = memory_k, memory_v  # (b, h, n_src, d_k)
-        self.self_k = memory_k.new_empty(b, h, 0, d_k)  # (b, h, 0, d_k): nothing decoded yet
-        self.self_v = memory_v.new_empty(b, h, 0, d_k)
-
-    def append(self, k: torch.Tensor, v: torch.Tensor):
-        """Add the newest position's k, v (b, h, 1, d_k); return every position's (b, h, t, d_k).
-
-        torch.cat copies the cache each step, which keeps this short; serving systems write
-        into a buffer preallocated for the longest sequence instead.
-        """
-        self.self_k = torch.cat([self.self_k, k], dim=2)  # (b, h, t, d_k)
-        self.self_v = torch.cat([self.self_v, v], dim=2)  # (b, h, t, d_k)
-        return self.self_k, self.self_v
-
-    def __len__(self) -> int:
-        return self.self_k.shape[2]  # positions cached so far
-
-
-# -----------------------------------------------------------------------------
-# blocks: attention, feed-forward, embedding + positional encoding
 
 
 class MultiHeadAttention(nn.Module):
@@ -108,6 +72,8 @@ class MultiHeadAttention(nn.Module):
     Parameters live like nn.MultiheadAttention's (§5.4): W^Q, W^K, W^V stacked into one
     in_proj (3 d_model, d_model) nn.Linear, W^O in out_proj, so weights copy across one to one.
     `scale=False` drops the 1/sqrt(d_k) on BOTH paths (exercise 9, §4).
+    While `keep_weights` is on (collect_attention switches it), every forward also keeps its
+    per-head weights in `last_weights`.
     """
 
     def __init__(self, d_model: int, n_heads: int, scale: bool = True):
@@ -122,19 +88,7 @@ class MultiHeadAttention(nn.Module):
         nn.init.xavier_uniform_(self.in_proj.weight)
         nn.init.zeros_(self.in_proj.bias)
         nn.init.zeros_(self.out_proj.bias)
-
-    def project(self, query, key, value):
-        """Q = X W^Q, K = X W^K, V = X W^V, each (b, n, d_model)."""
-        if query is key and key is value:  # self-attention: one matmul (as nn.MultiheadAttention)
-            return self.in_proj(query).chunk(3, dim=-1)
-        w_q, w_kv = self.in_proj.weight.split([self.d_model, 2 * self.d_model])
-        b_q, b_kv = self.in_proj.bias.split([self.d_model, 2 * self.d_model])
-        q = F.linear(query, w_q, b_q)
-        if key is value:  # cross-attention: K and V both read the encoder memory (§8.2)
-            return (q, *F.linear(key, w_kv, b_kv).chunk(2, dim=-1))
-        w_k, w_v = w_kv.chunk(2)
-        b_k, b_v = b_kv.chunk(2)
-        return q, F.linear(key, w_k, b_k), F.linear(value, w_v, b_v)
+        self.keep_weights, self.last_weights = False, None  # (b, h, n_q, n_k) when kept
 
     def forward(self, query, key, value, mask=None, need_weights=False, is_causal=False):
         """query (b, n_q, d_model), key/value (b, n_k, d_model) -> (output, weights).
@@ -142,8 +96,9 @@ class MultiHeadAttention(nn.Module):
         mask: 1/True = may attend, broadcastable to (b, h, n_q, n_k); every query must keep at
         least one key (a fully masked row has no softmax). is_causal adds the look-ahead mask
         (§8.1), without building it on the fast path. weights: (b, h, n_q, n_k) when
-        need_weights, else None.
+        need_weights (or keep_weights), else None.
         """
+        need_weights = need_weights or self.keep_weights
         b, n_q, _ = query.shape
         n_k = key.shape[1]
         q, k, v = self.project(query, key, value)  # (b, n, d_model) each
@@ -169,15 +124,48 @@ class MultiHeadAttention(nn.Module):
                 scale=None if self.scale else 1.0,  # None = SDPA's default 1/sqrt(d_k)
             )
             weights = None
+        if self.keep_weights:
+            self.last_weights = weights
         context = context.transpose(1, 2).reshape(b, n_q, self.d_model)  # (b, n_q, d_model)
         return self.out_proj(context), weights
+
+    def attend(self, q, k, v, mask):
+        """softmax(Q K^T / sqrt(d_k)) V written out, for when the weights are wanted (§3.1)."""
+        scores = q @ k.transpose(-2, -1)  # (b, h, n_q, n_k)
+        if self.scale:  # §4: keeps the scores' variance ~1 whatever d_k is
+            scores = scores / math.sqrt(self.d_k)
+        if mask is not None:  # masked before the softmax (§8.1), so its weights are exactly 0
+            scores = scores.masked_fill(~mask, float("-inf"))
+        weights = scores.softmax(dim=-1)  # (b, h, n_q, n_k), rows sum to 1
+        return weights @ v, weights  # (b, h, n_q, d_k)
+
+    def project(self, query, key, value):
+        """Q = X W^Q, K = X W^K, V = X W^V, each (b, n, d_model)."""
+        if query is key and key is value:  # self-attention: one matmul (as nn.MultiheadAttention)
+            return self.in_proj(query).chunk(3, dim=-1)
+        w_q, w_kv = self.in_proj.weight.split([self.d_model, 2 * self.d_model])
+        b_q, b_kv = self.in_proj.bias.split([self.d_model, 2 * self.d_model])
+        q = F.linear(query, w_q, b_q)
+        if key is value:  # cross-attention: K and V both read the encoder memory (§8.2)
+            return (q, *F.linear(key, w_kv, b_kv).chunk(2, dim=-1))
+        w_k, w_v = w_kv.chunk(2)
+        b_k, b_v = b_kv.chunk(2)
+        return q, F.linear(key, w_k, b_k), F.linear(value, w_v, b_v)
 
     def split_heads(self, x):
         """(b, n, d_model) -> (b, h, n, d_k): head i takes columns i d_k .. (i + 1) d_k - 1."""
         b, n, _ = x.shape
         return x.view(b, n, self.n_heads, self.d_k).transpose(1, 2)  # (b, h, n, d_k)
 
-    # §8.4: greedy decoding with a KV cache, one new position (one query row) per step
+    def load_from_torch(self, mha: nn.MultiheadAttention) -> None:
+        """Copy an nn.MultiheadAttention's parameters (same layout, so no transpose)."""
+        with torch.no_grad():
+            self.in_proj.weight.copy_(mha.in_proj_weight)  # (3 d_model, d_model)
+            self.in_proj.bias.copy_(mha.in_proj_bias)
+            self.out_proj.weight.copy_(mha.out_proj.weight)  # (d_model, d_model)
+            self.out_proj.bias.copy_(mha.out_proj.bias)
+
+    # beyond the main line (§8.4): one query row per step against a KVCache (end of module)
 
     def memory_keys_values(self, memory):
         """K = memory W^K, V = memory W^V, split into heads: computed once, then cached.
@@ -188,7 +176,7 @@ class MultiHeadAttention(nn.Module):
         k, v = F.linear(memory, w_kv, b_kv).chunk(2, dim=-1)  # (b, n_src, d_model) each
         return self.split_heads(k), self.split_heads(v)
 
-    def self_attend_step(self, x, cache: KVCache):
+    def self_attend_step(self, x, cache: "KVCache"):
         """Self-attention of the newest position x (b, 1, d_model) -> (b, 1, d_model).
 
         Its k, v join the cache; its query reads every cached position, itself included.
@@ -196,7 +184,7 @@ class MultiHeadAttention(nn.Module):
         q, k, v = (self.split_heads(p) for p in self.in_proj(x).chunk(3, dim=-1))  # (b, h, 1, d_k)
         return self.read(q, *cache.append(k, v))
 
-    def cross_attend_step(self, x, cache: KVCache):
+    def cross_attend_step(self, x, cache: "KVCache"):
         """Cross-attention of the newest position x (b, 1, d_model) on the cached memory K, V."""
         w_q, b_q = self.in_proj.weight[: self.d_model], self.in_proj.bias[: self.d_model]
         q = self.split_heads(F.linear(x, w_q, b_q))  # (b, h, 1, d_k)
@@ -213,35 +201,50 @@ class MultiHeadAttention(nn.Module):
         b = q.shape[0]
         return self.out_proj(context.transpose(1, 2).reshape(b, 1, self.d_model))  # (b, 1, d_model)
 
-    def attend(self, q, k, v, mask):
-        """softmax(Q K^T / sqrt(d_k)) V written out, for when the weights are wanted (§3.1)."""
-        scores = q @ k.transpose(-2, -1)  # (b, h, n_q, n_k)
-        if self.scale:  # §4: keeps the scores' variance ~1 whatever d_k is
-            scores = scores / math.sqrt(self.d_k)
-        if mask is not None:  # masked before the softmax (§8.1), so its weights are exactly 0
-            scores = scores.masked_fill(~mask, float("-inf"))
-        weights = scores.softmax(dim=-1)  # (b, h, n_q, n_k), rows sum to 1
-        return weights @ v, weights  # (b, h, n_q, d_k)
 
-    def load_from_torch(self, mha: nn.MultiheadAttention) -> None:
-        """Copy an nn.MultiheadAttention's parameters (same layout, so no transpose)."""
-        with torch.no_grad():
-            self.in_proj.weight.copy_(mha.in_proj_weight)  # (3 d_model, d_model)
-            self.in_proj.bias.copy_(mha.in_proj_bias)
-            self.out_proj.weight.copy_(mha.out_proj.weight)  # (d_model, d_model)
-            self.out_proj.bias.copy_(mha.out_proj.bias)
+@contextmanager
+def collect_attention(model: nn.Module):
+    """Keep the per-head weights of every MultiHeadAttention in `model` while the block runs.
+
+    Yields a dict that is filled when the block ends, with each block's weights from its last
+    forward, (b, h, n_q, n_k), in the order the blocks were built and named by their path
+    without "layers.": "encoder.0.self_attn", "decoder.0.cross_attn", ... (§9.4). While on,
+    the blocks compute the weights on the written-out path (attend) instead of the fused one.
+    """
+    blocks = {
+        name.replace("layers.", ""): module
+        for name, module in model.named_modules()
+        if isinstance(module, MultiHeadAttention)
+    }
+    for block in blocks.values():
+        block.keep_weights = True
+    weights = {}
+    try:
+        yield weights
+    finally:
+        for name, block in blocks.items():
+            if block.last_weights is not None:  # blocks that did not run are left out
+                weights[name] = block.last_weights
+            block.keep_weights, block.last_weights = False, None
 
 
-class FeedForward(nn.Module):
-    """FFN(x) = max(0, x W_1 + b_1) W_2 + b_2, the same MLP at every position (§7.2)."""
+# -----------------------------------------------------------------------------
+# §6 token embedding and positional encoding
 
-    def __init__(self, d_model: int, d_ff: int):
-        super().__init__()
-        self.linear1 = nn.Linear(d_model, d_ff)
-        self.linear2 = nn.Linear(d_ff, d_model)
 
-    def forward(self, x):
-        return self.linear2(F.relu(self.linear1(x)))  # (b, n, d_ff) -> (b, n, d_model)
+def sinusoidal_encoding(max_len: int, d_model: int, dtype=None) -> torch.Tensor:
+    """PE(pos, 2i) = sin(pos / 10000^(2i/d)), PE(pos, 2i+1) = cos(...) (§6.2), (max_len, d_model).
+
+    Computed in float64, returned in `dtype` (default: torch's default dtype).
+    """
+    if d_model % 2 != 0:
+        raise ValueError(f"sinusoidal PE needs an even d_model (sin/cos pairs), got {d_model}")
+    position = torch.arange(max_len, dtype=torch.float64)[:, None]  # (max_len, 1)
+    omega = 10000.0 ** (-torch.arange(0, d_model, 2, dtype=torch.float64) / d_model)  # (d/2,)
+    pe = torch.zeros(max_len, d_model, dtype=torch.float64)
+    pe[:, 0::2] = torch.sin(position * omega)
+    pe[:, 1::2] = torch.cos(position * omega)
+    return pe.to(dtype or torch.get_default_dtype())
 
 
 class Embedding(nn.Module):
@@ -289,14 +292,37 @@ class Embedding(nn.Module):
 
 
 # -----------------------------------------------------------------------------
-# layers
+# §7 encoder layer: residual + LayerNorm around each sublayer (§7.1, §7.5), the FFN (§7.2)
+
+
+def residual(x, sublayer, norm, norm_first):
+    """One sublayer with its residual connection and LayerNorm, x (b, n, d_model) -> same.
+
+    Post-LN (norm_first=False, the paper's and PyTorch's default, §7.1): LN(x + Sublayer(x)).
+    Pre-LN (norm_first=True, §7.5): x + Sublayer(LN(x)), nothing normalises the residual path.
+    """
+    if norm_first:
+        return x + sublayer(norm(x))
+    return norm(x + sublayer(x))
+
+
+class FeedForward(nn.Module):
+    """FFN(x) = max(0, x W_1 + b_1) W_2 + b_2, the same MLP at every position (§7.2)."""
+
+    def __init__(self, d_model: int, d_ff: int):
+        super().__init__()
+        self.linear1 = nn.Linear(d_model, d_ff)
+        self.linear2 = nn.Linear(d_ff, d_model)
+
+    def forward(self, x):
+        return self.linear2(F.relu(self.linear1(x)))  # (b, n, d_ff) -> (b, n, d_model)
 
 
 class EncoderLayer(nn.Module):
     """Self-attention and FFN sublayers, each with a residual and a LayerNorm (§7.1).
 
-    Post-LN (norm_first=False, the paper's and PyTorch's default): x = LN(x + Sublayer(x)).
-    Pre-LN (norm_first=True, §7.5): x = x + Sublayer(LN(x)).
+    Arguments as nn.TransformerEncoderLayer's (d_model, nhead, dim_feedforward, norm_first),
+    so the two stand side by side in the tests and demos.
     """
 
     def __init__(self, d_model, n_heads, d_ff, norm_first=False, scale=True):
@@ -307,20 +333,10 @@ class EncoderLayer(nn.Module):
         self.norm1 = nn.LayerNorm(d_model)
         self.norm2 = nn.LayerNorm(d_model)
 
-    def forward(self, x, mask=None, attn_weights=None):
-        """x (b, n, d_model) -> (b, n, d_model). A dict passed as attn_weights receives the
-        per-head weights (b, h, n, n) under "self_attn"."""
-        if self.norm_first:
-            x = x + self.attend(self.norm1(x), mask, attn_weights)
-            return x + self.ffn(self.norm2(x))
-        x = self.norm1(x + self.attend(x, mask, attn_weights))
-        return self.norm2(x + self.ffn(x))
-
-    def attend(self, x, mask, attn_weights):
-        out, weights = self.self_attn(x, x, x, mask, need_weights=attn_weights is not None)
-        if attn_weights is not None:
-            attn_weights["self_attn"] = weights
-        return out
+    def forward(self, x, mask=None):
+        """x (b, n, d_model) -> (b, n, d_model); mask as MultiHeadAttention's."""
+        x = residual(x, lambda h: self.self_attn(h, h, h, mask)[0], self.norm1, self.norm_first)
+        return residual(x, self.ffn, self.norm2, self.norm_first)
 
     def load_from_torch(self, layer: nn.TransformerEncoderLayer) -> None:
         """Copy an nn.TransformerEncoderLayer (same parameter names apart from self_attn)."""
@@ -328,11 +344,15 @@ class EncoderLayer(nn.Module):
         copy_ffn_and_norms(self, layer, ("norm1", "norm2"))
 
 
+# -----------------------------------------------------------------------------
+# §8 decoder layer: masked self-attention (§8.1), cross-attention on the memory (§8.2), FFN
+
+
 class DecoderLayer(nn.Module):
     """Masked self-attention, cross-attention on the encoder memory, FFN (§8.2).
 
     Q of the cross-attention comes from the decoder, K and V from the memory. Same Post-LN /
-    Pre-LN placement as EncoderLayer.
+    Pre-LN placement as EncoderLayer, arguments as nn.TransformerDecoderLayer's.
     """
 
     def __init__(self, d_model, n_heads, d_ff, norm_first=False, scale=True):
@@ -345,45 +365,21 @@ class DecoderLayer(nn.Module):
         self.norm2 = nn.LayerNorm(d_model)
         self.norm3 = nn.LayerNorm(d_model)
 
-    def forward(
-        self, x, memory, self_mask=None, memory_mask=None, is_causal=True, attn_weights=None
-    ):
+    def forward(self, x, memory, self_mask=None, memory_mask=None, is_causal=True):
         """x (b, n_tgt, d_model), memory (b, n_src, d_model) -> (b, n_tgt, d_model).
 
         is_causal applies the look-ahead mask (§8.1), ANDed with self_mask if given (§8.3).
-        A dict passed as attn_weights receives "self_attn" and "cross_attn" weights.
         """
-        need = attn_weights is not None
-        if self.norm_first:
-            y = self.norm1(x)
-            out, w_self = self.self_attn(y, y, y, self_mask, need, is_causal)
-            x = x + out
-            out, w_cross = self.cross_attn(self.norm2(x), memory, memory, memory_mask, need)
-            x = x + out
-            x = x + self.ffn(self.norm3(x))
-        else:
-            out, w_self = self.self_attn(x, x, x, self_mask, need, is_causal)
-            x = self.norm1(x + out)
-            out, w_cross = self.cross_attn(x, memory, memory, memory_mask, need)
-            x = self.norm2(x + out)
-            x = self.norm3(x + self.ffn(x))
-        if need:
-            attn_weights.update(self_attn=w_self, cross_attn=w_cross)
-        return x
 
-    def step(self, x, cache: KVCache):
-        """forward() for the newest position only (§8.4): x (b, 1, d_model) -> (b, 1, d_model).
+        def self_attend(h):  # h (b, n_tgt, d_model): queries, keys and values
+            return self.self_attn(h, h, h, self_mask, is_causal=is_causal)[0]
 
-        The earlier positions enter through their cached K, V (this position's join them), and
-        the memory through its cached K, V; same sublayers and LayerNorm placement as forward.
-        """
-        if self.norm_first:
-            x = x + self.self_attn.self_attend_step(self.norm1(x), cache)
-            x = x + self.cross_attn.cross_attend_step(self.norm2(x), cache)
-            return x + self.ffn(self.norm3(x))
-        x = self.norm1(x + self.self_attn.self_attend_step(x, cache))
-        x = self.norm2(x + self.cross_attn.cross_attend_step(x, cache))
-        return self.norm3(x + self.ffn(x))
+        def cross_attend(h):  # queries from the decoder, keys and values from the memory
+            return self.cross_attn(h, memory, memory, memory_mask)[0]
+
+        x = residual(x, self_attend, self.norm1, self.norm_first)
+        x = residual(x, cross_attend, self.norm2, self.norm_first)
+        return residual(x, self.ffn, self.norm3, self.norm_first)
 
     def load_from_torch(self, layer: nn.TransformerDecoderLayer) -> None:
         """Copy an nn.TransformerDecoderLayer (its multihead_attn is our cross_attn)."""
@@ -391,92 +387,99 @@ class DecoderLayer(nn.Module):
         self.cross_attn.load_from_torch(layer.multihead_attn)
         copy_ffn_and_norms(self, layer, ("norm1", "norm2", "norm3"))
 
+    # beyond the main line (§8.4)
 
-def copy_ffn_and_norms(ours: nn.Module, theirs: nn.Module, norms) -> None:
-    """PyTorch's layers keep linear1/linear2 on the layer; ours keep them in .ffn."""
-    with torch.no_grad():
-        for name in ("linear1", "linear2"):
-            getattr(ours.ffn, name).weight.copy_(getattr(theirs, name).weight)  # (out, in)
-            getattr(ours.ffn, name).bias.copy_(getattr(theirs, name).bias)
-        for name in norms:
-            getattr(ours, name).weight.copy_(getattr(theirs, name).weight)
-            getattr(ours, name).bias.copy_(getattr(theirs, name).bias)
+    def step(self, x, cache: "KVCache"):
+        """forward() for the newest position only (§8.4): x (b, 1, d_model) -> (b, 1, d_model).
+
+        The earlier positions enter through their cached K, V (this position's join them), and
+        the memory through its cached K, V; same sublayers and LayerNorm placement as forward.
+        """
+
+        def self_attend(h):  # h (b, 1, d_model): its k, v join the cache
+            return self.self_attn.self_attend_step(h, cache)
+
+        def cross_attend(h):
+            return self.cross_attn.cross_attend_step(h, cache)
+
+        x = residual(x, self_attend, self.norm1, self.norm_first)
+        x = residual(x, cross_attend, self.norm2, self.norm_first)
+        return residual(x, self.ffn, self.norm3, self.norm_first)
 
 
 # -----------------------------------------------------------------------------
-# stacks
+# §8.5, §9 the tiny Transformer: one config, the two stacks, the encoder-decoder
+
+
+@dataclass(frozen=True)
+class TransformerConfig:
+    """Sizes and switches of a Transformer or an EncoderClassifier (as nanoGPT's GPTConfig).
+
+    Frozen, so a built model's settings cannot drift; the defaults are §9's model.
+    """
+
+    src_vocab: int  # token ids read by the encoder
+    tgt_vocab: int  # token ids of the decoder and the output layer (EncoderClassifier: classes)
+    d_model: int = 64
+    n_heads: int = 4  # h; each head is d_k = d_model / h wide (§5.2)
+    d_ff: int = 256  # 4 d_model, the paper's ratio (§7.2)
+    n_enc_layers: int = 1
+    n_dec_layers: int = 1  # not used by EncoderClassifier, which has no decoder
+    pe: str = "sinusoidal"  # one of PE_KINDS (§6.2, §6.5, §6.6's ablation)
+    emb_scale: float = 1.0  # the paper's sqrt(d_model) would drown the PE (§6.6)
+    max_len: int = 256  # positions in the positional-encoding table
+    norm_first: bool = False  # Post-LN (the paper's) or Pre-LN (§7.5)
+    scale: bool = True  # the 1/sqrt(d_k) of every attention block (§4; exercise 9: False)
 
 
 class Encoder(nn.Module):
-    """Embedding + PE, n_layers encoder layers, and a final LayerNorm when norm_first.
+    """Embedding + PE, n_enc_layers encoder layers, and a final LayerNorm when norm_first.
 
     Pre-LN leaves the residual stream un-normalised, hence the final norm (§7.5, as GPT-2).
     Post-LN already ends on a LayerNorm, so we add none (nn.Transformer always adds one).
     """
 
-    def __init__(
-        self,
-        vocab_size,
-        n_layers,
-        d_model,
-        n_heads,
-        d_ff,
-        pe,
-        emb_scale,
-        max_len,
-        norm_first,
-        scale,
-    ):
+    def __init__(self, config: TransformerConfig):
         super().__init__()
-        self.embed = Embedding(vocab_size, d_model, pe, max_len, emb_scale)
+        c = config
+        self.embed = Embedding(c.src_vocab, c.d_model, c.pe, c.max_len, c.emb_scale)
         self.layers = nn.ModuleList(
-            EncoderLayer(d_model, n_heads, d_ff, norm_first, scale) for _ in range(n_layers)
+            EncoderLayer(c.d_model, c.n_heads, c.d_ff, c.norm_first, c.scale)
+            for _ in range(c.n_enc_layers)
         )
-        self.norm = nn.LayerNorm(d_model) if norm_first else nn.Identity()
+        self.norm = nn.LayerNorm(c.d_model) if c.norm_first else nn.Identity()
 
-    def forward(self, tokens, attn_weights=None):
-        """tokens (b, n) -> (b, n, d_model); attn_weights collects "encoder.{i}.self_attn"."""
+    def forward(self, tokens):
+        """tokens (b, n) -> (b, n, d_model)."""
         x = self.embed(tokens)  # (b, n, d_model)
-        for i, layer in enumerate(self.layers):
-            record = None if attn_weights is None else {}
-            x = layer(x, attn_weights=record)
-            collect(attn_weights, record, f"encoder.{i}")
+        for layer in self.layers:
+            x = layer(x)
         return self.norm(x)
 
 
 class Decoder(nn.Module):
-    """Embedding + PE, n_layers decoder layers, final LayerNorm when norm_first (see Encoder)."""
+    """Embedding + PE, n_dec_layers decoder layers, final LayerNorm when norm_first (as Encoder)."""
 
-    def __init__(
-        self,
-        vocab_size,
-        n_layers,
-        d_model,
-        n_heads,
-        d_ff,
-        pe,
-        emb_scale,
-        max_len,
-        norm_first,
-        scale,
-    ):
+    def __init__(self, config: TransformerConfig):
         super().__init__()
-        self.embed = Embedding(vocab_size, d_model, pe, max_len, emb_scale)
+        c = config
+        self.embed = Embedding(c.tgt_vocab, c.d_model, c.pe, c.max_len, c.emb_scale)
         self.layers = nn.ModuleList(
-            DecoderLayer(d_model, n_heads, d_ff, norm_first, scale) for _ in range(n_layers)
+            DecoderLayer(c.d_model, c.n_heads, c.d_ff, c.norm_first, c.scale)
+            for _ in range(c.n_dec_layers)
         )
-        self.norm = nn.LayerNorm(d_model) if norm_first else nn.Identity()
+        self.norm = nn.LayerNorm(c.d_model) if c.norm_first else nn.Identity()
 
-    def forward(self, tokens, memory, attn_weights=None):
+    def forward(self, tokens, memory):
         """tokens (b, n_tgt), memory (b, n_src, d_model) -> (b, n_tgt, d_model)."""
         x = self.embed(tokens)  # (b, n_tgt, d_model)
-        for i, layer in enumerate(self.layers):
-            record = None if attn_weights is None else {}
-            x = layer(x, memory, attn_weights=record)
-            collect(attn_weights, record, f"decoder.{i}")
+        for layer in self.layers:
+            x = layer(x, memory)
         return self.norm(x)
 
-    def start_caches(self, memory) -> list[KVCache]:
+    # beyond the main line (§8.4)
+
+    def start_caches(self, memory) -> list["KVCache"]:
         """One empty KVCache per layer, holding the memory's cross-attention K, V (§8.4)."""
         return [KVCache(*layer.cross_attn.memory_keys_values(memory)) for layer in self.layers]
 
@@ -488,68 +491,31 @@ class Decoder(nn.Module):
         return self.norm(x)
 
 
-def collect(attn_weights, record, prefix) -> None:
-    """Move one layer's {"self_attn": w, ...} into the model's dict as "{prefix}.self_attn"."""
-    if attn_weights is not None:
-        attn_weights.update({f"{prefix}.{name}": w for name, w in record.items()})
-
-
-# -----------------------------------------------------------------------------
-# models
-
-
 class Transformer(nn.Module):
     """The encoder-decoder of §8.5, small: source and target embeddings are not shared, and
     the output layer is not tied to them (the paper ties all three)."""
 
-    def __init__(
-        self,
-        src_vocab,
-        tgt_vocab,
-        *,
-        d_model=64,
-        n_heads=4,
-        d_ff=256,
-        n_enc_layers=1,
-        n_dec_layers=1,
-        pe="sinusoidal",
-        emb_scale=1.0,
-        max_len=256,
-        norm_first=False,
-        scale=True,
-    ):
+    def __init__(self, config: TransformerConfig):
         super().__init__()
-        sizes = dict(
-            d_model=d_model,
-            n_heads=n_heads,
-            d_ff=d_ff,
-            pe=pe,
-            emb_scale=emb_scale,
-            max_len=max_len,
-            norm_first=norm_first,
-            scale=scale,
-        )
-        self.encoder = Encoder(src_vocab, n_enc_layers, **sizes)
-        self.decoder = Decoder(tgt_vocab, n_dec_layers, **sizes)
-        self.out = nn.Linear(d_model, tgt_vocab)
+        self.config = config
+        self.encoder = Encoder(config)
+        self.decoder = Decoder(config)
+        self.out = nn.Linear(config.d_model, config.tgt_vocab)
 
     def forward(self, src, tgt_in):
         """src (b, n_src), tgt_in (b, n_tgt) = [BOS, y_1, ...] -> logits (b, n_tgt, tgt_vocab).
 
         Teacher forcing: all target positions at once under the look-ahead mask (§8.4).
         """
-        check_tokens(src, "src")
-        check_tokens(tgt_in, "tgt_in")
+        check_tokens(src=src, tgt_in=tgt_in)
         return self.out(self.decoder(tgt_in, self.encoder(src)))
 
     def attention_weights(self, src, tgt_in) -> dict[str, torch.Tensor]:
         """Per-head weights (b, h, n_q, n_k) of every attention block, keyed like
         "encoder.0.self_attn", "decoder.0.self_attn", "decoder.0.cross_attn" (§9.4)."""
-        check_tokens(src, "src")
-        check_tokens(tgt_in, "tgt_in")
-        weights = {}
-        with torch.no_grad():
-            self.decoder(tgt_in, self.encoder(src, weights), weights)
+        check_tokens(src=src, tgt_in=tgt_in)
+        with torch.no_grad(), collect_attention(self) as weights:
+            self.decoder(tgt_in, self.encoder(src))
         return weights
 
     @torch.no_grad()
@@ -562,10 +528,7 @@ class Transformer(nn.Module):
         keeps its K, V (KVCache) and step t computes position t only: max_len positions in
         all, the same tokens.
         """
-        check_tokens(src, "src")
-        if max_len < 0:
-            raise ValueError(f"max_len must be >= 0, got {max_len}")
-        self.decoder.embed.check_length(max_len)  # the last step's input is position max_len - 1
+        check_decoding(src, max_len, self.decoder.embed)
         memory = self.encoder(src)  # (b, n_src, d_model), computed once
         tokens = src.new_full((src.shape[0], 1), bos_id)  # (b, 1)
         caches = self.decoder.start_caches(memory) if use_cache else None
@@ -580,33 +543,26 @@ class Transformer(nn.Module):
 
 
 class EncoderClassifier(nn.Module):
-    """An encoder-only stack with a per-position classifier head (§7.5 in-place reversal)."""
+    """An encoder-only stack with a per-position classifier head (§7.5 in-place reversal).
 
-    def __init__(
-        self,
-        vocab_size,
-        n_classes,
-        *,
-        n_layers=6,
-        d_model=64,
-        n_heads=4,
-        d_ff=256,
-        pe="sinusoidal",
-        emb_scale=1.0,
-        max_len=256,
-        norm_first=False,
-        scale=True,
-    ):
+    config.src_vocab token ids in, config.tgt_vocab classes out at every position; the encoder
+    has config.n_enc_layers layers (§7.5 trains six).
+    """
+
+    def __init__(self, config: TransformerConfig):
         super().__init__()
-        self.encoder = Encoder(
-            vocab_size, n_layers, d_model, n_heads, d_ff, pe, emb_scale, max_len, norm_first, scale
-        )
-        self.out = nn.Linear(d_model, n_classes)
+        self.config = config
+        self.encoder = Encoder(config)
+        self.out = nn.Linear(config.d_model, config.tgt_vocab)
 
     def forward(self, tokens):
-        """tokens (b, n) -> logits (b, n, n_classes)."""
-        check_tokens(tokens, "tokens")
+        """tokens (b, n) -> logits (b, n, tgt_vocab)."""
+        check_tokens(tokens=tokens)
         return self.out(self.encoder(tokens))
+
+
+# -----------------------------------------------------------------------------
+# §9.1 the GRU seq2seq baselines, and the factory the experiments loop over
 
 
 class GRUSeq2Seq(nn.Module):
@@ -648,16 +604,14 @@ class GRUSeq2Seq(nn.Module):
 
     def forward(self, src, tgt_in):
         """src (b, n_src), tgt_in (b, n_tgt) -> logits (b, n_tgt, tgt_vocab) (teacher forcing)."""
-        check_tokens(src, "src")
-        check_tokens(tgt_in, "tgt_in")
+        check_tokens(src=src, tgt_in=tgt_in)
         enc_states, keys, last = self.encode(src)
         dec_states, _ = self.decoder(self.tgt_embed(tgt_in), last)  # (b, n_tgt, hidden)
         return self.readout(dec_states, enc_states, keys)[0]
 
     def attention_weights(self, src, tgt_in) -> dict[str, torch.Tensor]:
         """{"cross_attn": (b, n_tgt, n_src)} for the attention model, {} without attention."""
-        check_tokens(src, "src")
-        check_tokens(tgt_in, "tgt_in")
+        check_tokens(src=src, tgt_in=tgt_in)
         if not self.attention:
             return {}
         with torch.no_grad():
@@ -668,7 +622,7 @@ class GRUSeq2Seq(nn.Module):
     @torch.no_grad()
     def greedy_decode(self, src, max_len, bos_id=1):
         """Greedy decoding from BOS, one GRU step at a time -> (b, max_len) tokens."""
-        check_tokens(src, "src")
+        check_tokens(src=src)
         enc_states, keys, state = self.encode(src)
         token = src.new_full((src.shape[0], 1), bos_id)  # (b, 1)
         tokens = []
@@ -680,24 +634,55 @@ class GRUSeq2Seq(nn.Module):
         return torch.cat(tokens, dim=1)  # (b, max_len)
 
 
-# -----------------------------------------------------------------------------
-# factory and counting
-
-
 def build_model(kind: str, *, src_vocab: int, tgt_vocab: int, **sizes) -> nn.Module:
-    """ "gru" | "gru_attention" -> GRUSeq2Seq, "transformer" -> Transformer; sizes go through."""
+    """ "gru" | "gru_attention" -> GRUSeq2Seq, "transformer" -> Transformer; sizes go through
+    (for the Transformer, into its TransformerConfig)."""
     if kind == "gru":
         return GRUSeq2Seq(src_vocab, tgt_vocab, attention=False, **sizes)
     if kind == "gru_attention":
         return GRUSeq2Seq(src_vocab, tgt_vocab, attention=True, **sizes)
     if kind == "transformer":
-        return Transformer(src_vocab, tgt_vocab, **sizes)
+        return Transformer(TransformerConfig(src_vocab, tgt_vocab, **sizes))
     raise ValueError(f"unknown model kind {kind!r}; expected one of {MODEL_KINDS}")
 
 
 def count_parameters(model: nn.Module) -> int:
     """Trainable parameters (the sinusoidal PE is a buffer, so it does not count)."""
     return sum(p.numel() for p in model.parameters() if p.requires_grad)
+
+
+# -----------------------------------------------------------------------------
+# beyond the lecture's main line: greedy decoding with a KV cache (§8.4 names it; §10.4)
+
+
+class KVCache:
+    """One decoder layer's keys and values, kept between greedy-decoding steps (§8.4).
+
+    self_k, self_v (b, h, t, d_k): the masked self-attention's K, V of the t positions decoded
+    so far; every step appends one row, so the cache grows linearly with the length (§10.4).
+    memory_k, memory_v (b, h, n_src, d_k): the cross-attention's K, V of the encoder memory,
+    computed once per source batch. Used by MultiHeadAttention.self_attend_step /
+    cross_attend_step, DecoderLayer.step and Decoder.start_caches / step.
+    """
+
+    def __init__(self, memory_k: torch.Tensor, memory_v: torch.Tensor):
+        b, h, _, d_k = memory_k.shape
+        self.memory_k, self.memory_v = memory_k, memory_v  # (b, h, n_src, d_k)
+        self.self_k = memory_k.new_empty(b, h, 0, d_k)  # (b, h, 0, d_k): nothing decoded yet
+        self.self_v = memory_v.new_empty(b, h, 0, d_k)
+
+    def append(self, k: torch.Tensor, v: torch.Tensor):
+        """Add the newest position's k, v (b, h, 1, d_k); return every position's (b, h, t, d_k).
+
+        torch.cat copies the cache each step, which keeps this short; serving systems write
+        into a buffer preallocated for the longest sequence instead.
+        """
+        self.self_k = torch.cat([self.self_k, k], dim=2)  # (b, h, t, d_k)
+        self.self_v = torch.cat([self.self_v, v], dim=2)  # (b, h, t, d_k)
+        return self.self_k, self.self_v
+
+    def __len__(self) -> int:
+        return self.self_k.shape[2]  # positions cached so far
 
 
 @contextmanager
@@ -720,3 +705,40 @@ def count_positions(module: nn.Module):
         yield counted
     finally:
         handle.remove()
+
+
+# -----------------------------------------------------------------------------
+# input checks (one call per public entry point) and helpers
+
+
+def check_tokens(**batches: torch.Tensor) -> None:
+    """Token batches are (b, n) with b, n > 0; say which one, and what was expected, otherwise.
+
+    E.g. check_tokens(src=src, tgt_in=tgt_in).
+    """
+    for name, tokens in batches.items():
+        if tokens.dim() != 2 or tokens.shape[0] == 0 or tokens.shape[1] == 0:
+            raise ValueError(
+                f"{name} must be a non-empty (batch, length) tensor of token ids; "
+                f"got shape {tuple(tokens.shape)}"
+            )
+
+
+def check_decoding(src: torch.Tensor, max_len: int, embed: Embedding) -> None:
+    """greedy_decode's inputs: a token batch, max_len >= 0, and max_len positions in `embed`'s
+    PE table (the last step's input is position max_len - 1)."""
+    check_tokens(src=src)
+    if max_len < 0:
+        raise ValueError(f"max_len must be >= 0, got {max_len}")
+    embed.check_length(max_len)
+
+
+def copy_ffn_and_norms(ours: nn.Module, theirs: nn.Module, norms) -> None:
+    """PyTorch's layers keep linear1/linear2 on the layer; ours keep them in .ffn."""
+    with torch.no_grad():
+        for name in ("linear1", "linear2"):
+            getattr(ours.ffn, name).weight.copy_(getattr(theirs, name).weight)  # (out, in)
+            getattr(ours.ffn, name).bias.copy_(getattr(theirs, name).bias)
+        for name in norms:
+            getattr(ours, name).weight.copy_(getattr(theirs, name).weight)
+            getattr(ours, name).bias.copy_(getattr(theirs, name).bias)

@@ -7,50 +7,49 @@ encoder-decoder. Both wrappers take the same inputs as our models,
     logits = model(src, tgt_in)   # src (b, n_src), tgt_in (b, n_tgt) -> (b, n_tgt, vocab)
 
 with the same embeddings, sinusoidal positional encoding (§6.2) and output layer, so the
-difference in a training step is the difference between the two implementations. Used by demo
-06.3 (ms per training step on a GPU) and bench/step_time.py. They are never trained for accuracy
-here; no dropout (as tiny_transformer).
+difference in a training step is the difference between the two implementations.
+TorchTransformer takes the TransformerConfig our Transformer takes; PlainGRU the sizes GRUSeq2Seq
+takes. Used by demo 06.3 (ms per training step on a GPU) and bench/step_time.py. They are never
+trained for accuracy here; no dropout (as tiny_transformer).
 """
 
 from torch import nn
 
-from lecture17.tiny_transformer import sinusoidal_encoding
+from lecture17.tiny_transformer import TransformerConfig, sinusoidal_encoding
 
 # -----------------------------------------------------------------------------
+# §9.5 yardsticks: nn.Transformer beside our Transformer, nn.GRU beside GRUSeq2Seq
 
 
 class TorchTransformer(nn.Module):
     """nn.Transformer (Post-LN, 1 + 1 layers by default) with our embeddings, PE and output layer.
 
+    Built from the TransformerConfig our Transformer takes, so both sides of a timing have the
+    same sizes and LayerNorm placement by construction; nn.Transformer has no switch for our
+    other settings (pe, emb_scale, scale), so only their defaults are accepted.
     The look-ahead mask (§8.1) is built once per target length and cached, and passed with
     `tgt_is_causal=True`: nn.Transformer's most favourable use (its fused kernels may then skip
     the masked blocks).
     """
 
-    def __init__(
-        self,
-        vocab_size,
-        d_model=64,
-        n_heads=4,
-        d_ff=256,
-        n_enc_layers=1,
-        n_dec_layers=1,
-        max_len=256,
-    ):
+    def __init__(self, config: TransformerConfig):
         super().__init__()
-        self.src_embed = nn.Embedding(vocab_size, d_model)
-        self.tgt_embed = nn.Embedding(vocab_size, d_model)
-        self.register_buffer("pe", sinusoidal_encoding(max_len, d_model), persistent=False)
+        check_config(config)
+        c = config
+        self.src_embed = nn.Embedding(c.src_vocab, c.d_model)
+        self.tgt_embed = nn.Embedding(c.tgt_vocab, c.d_model)
+        self.register_buffer("pe", sinusoidal_encoding(c.max_len, c.d_model), persistent=False)
         self.transformer = nn.Transformer(
-            d_model,
-            n_heads,
-            n_enc_layers,
-            n_dec_layers,
-            d_ff,
+            c.d_model,
+            c.n_heads,
+            c.n_enc_layers,
+            c.n_dec_layers,
+            c.d_ff,
             dropout=0.0,
             batch_first=True,
+            norm_first=c.norm_first,
         )
-        self.out = nn.Linear(d_model, vocab_size)
+        self.out = nn.Linear(c.d_model, c.tgt_vocab)
         self.masks = {}  # (n, device) -> (n, n) float mask, -inf above the diagonal
 
     def forward(self, src, tgt_in):
@@ -68,7 +67,7 @@ class TorchTransformer(nn.Module):
         x = self.src_embed(src) + self.pe[:n_src]  # (b, n_src, d_model)
         y = self.tgt_embed(tgt_in) + self.pe[:n_tgt]  # (b, n_tgt, d_model)
         y = self.transformer(x, y, tgt_mask=self.masks[key], tgt_is_causal=True)
-        return self.out(y)  # (b, n_tgt, vocab)
+        return self.out(y)  # (b, n_tgt, tgt_vocab)
 
 
 class PlainGRU(nn.Module):
@@ -89,3 +88,16 @@ class PlainGRU(nn.Module):
         _, last = self.encoder(self.src_embed(src))  # (1, b, hidden)
         states, _ = self.decoder(self.tgt_embed(tgt_in), last)  # (b, n_tgt, hidden)
         return self.out(states)  # (b, n_tgt, vocab)
+
+
+# -----------------------------------------------------------------------------
+# input checks
+
+
+def check_config(config: TransformerConfig) -> None:
+    """Refuse the settings nn.Transformer cannot mirror: it always reads sinusoidal PE here,
+    unscaled embeddings and 1/sqrt(d_k) attention."""
+    mirrored = {"pe": "sinusoidal", "emb_scale": 1.0, "scale": True}
+    differ = {k: getattr(config, k) for k, v in mirrored.items() if getattr(config, k) != v}
+    if differ:
+        raise ValueError(f"TorchTransformer supports only {mirrored}; got {differ}")

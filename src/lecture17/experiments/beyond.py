@@ -175,7 +175,9 @@ def kv_cache_decoding(
     with single_thread():
         torch.manual_seed(seed)  # the model's initialisation
         model = tt.Transformer(
-            VOCAB_SIZE, VOCAB_SIZE, n_enc_layers=n_layers, n_dec_layers=n_layers, **sizes
+            tt.TransformerConfig(
+                VOCAB_SIZE, VOCAB_SIZE, n_enc_layers=n_layers, n_dec_layers=n_layers, **sizes
+            )
         ).eval()
         sources = torch.Generator().manual_seed(seed)
         for length in lengths:
@@ -236,12 +238,13 @@ def _timed_model(name: str, spec: dict, max_len: int):
     from lecture17.training import VOCAB_SIZE
 
     d_model, n_heads, d_ff = spec["d_model"], spec["n_heads"], spec["d_ff"]
+    config = tt.TransformerConfig(
+        VOCAB_SIZE, VOCAB_SIZE, d_model=d_model, n_heads=n_heads, d_ff=d_ff, max_len=max_len
+    )
     if name == "transformer":
-        return tt.Transformer(
-            VOCAB_SIZE, VOCAB_SIZE, d_model=d_model, n_heads=n_heads, d_ff=d_ff, max_len=max_len
-        )
+        return tt.Transformer(config)
     if name == "nn.Transformer":
-        return TorchTransformer(VOCAB_SIZE, d_model, n_heads, d_ff, max_len=max_len)
+        return TorchTransformer(config)
     if name == "nn.GRU":
         return PlainGRU(VOCAB_SIZE, emb_dim=d_model, hidden=d_model)
     sizes = dict(emb_dim=d_model, hidden=d_model)

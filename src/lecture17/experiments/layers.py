@@ -543,15 +543,16 @@ def post_vs_pre_ln(
     norm_first, warm = LN_SETUPS[setup]
 
     def make_model():
-        return tiny_transformer.EncoderClassifier(
+        config = tiny_transformer.TransformerConfig(
             training.VOCAB_SIZE,
             training.VOCAB_SIZE,
-            n_layers=n_layers,
+            n_enc_layers=n_layers,
             d_model=d_model,
             n_heads=n_heads,
             d_ff=d_ff,
             norm_first=norm_first,
         )
+        return tiny_transformer.EncoderClassifier(config)
 
     task = training.InplaceReversalTask(length)
     with training.single_thread():  # step 0: the very init train() builds under this seed
