@@ -22,14 +22,13 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 
 import argparse  # noqa: E402
 import platform  # noqa: E402
-import statistics  # noqa: E402
-import time  # noqa: E402
 
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
 from lecture17.attention_numpy import scaled_dot_product_attention  # noqa: E402
+from lecture17.experiments.timing import interleaved_ms  # noqa: E402
 
 
 def textbook_attention(Q, K, V):
@@ -38,12 +37,6 @@ def textbook_attention(Q, K, V):
     e = np.exp(scores - scores.max(axis=-1, keepdims=True))  # (n, n)
     weights = e / e.sum(axis=-1, keepdims=True)  # (n, n)
     return weights @ V, weights
-
-
-def ms_of_one_call(fn):
-    start = time.perf_counter()
-    fn()
-    return 1e3 * (time.perf_counter() - start)
 
 
 def time_size(n, d, repeats, rng):
@@ -57,11 +50,7 @@ def time_size(n, d, repeats, rng):
     }
     for fn in calls.values():  # warm-up
         fn()
-    times = {name: [] for name in calls}
-    for _ in range(repeats):
-        for name, fn in calls.items():
-            times[name].append(ms_of_one_call(fn))
-    return {name: statistics.median(t) for name, t in times.items()}
+    return interleaved_ms(calls, repeats)  # one call of each per round
 
 
 def cpu_name():

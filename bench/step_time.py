@@ -25,7 +25,8 @@ import argparse
 
 import torch
 
-from lecture17.experiments.beyond import interleaved_ms, training_step
+from lecture17.experiments.beyond import training_step
+from lecture17.experiments.timing import interleaved_ms
 from lecture17.tiny_transformer import GRUSeq2Seq, Transformer, TransformerConfig
 from lecture17.torch_models import PlainGRU, TorchTransformer
 from lecture17.training import VOCAB_SIZE, reversal_batch, to_device

@@ -14,7 +14,14 @@ import torch
 
 from lecture17 import tiny_transformer as tt
 from lecture17.experiments.beyond import kv_cache_decoding
-from lecture17.training import BOS, VOCAB_SIZE, ReversalTask, evaluation_set, train
+from lecture17.training import (
+    BOS,
+    VOCAB_SIZE,
+    ReversalTask,
+    TrainSettings,
+    evaluation_set,
+    train,
+)
 
 torch.set_num_threads(1)  # §0.5: single-threaded, like the lecture
 
@@ -101,7 +108,8 @@ def trained(request):
             )
         )
 
-    result = train(make_model, task, steps=60, lr=3e-3, seed=0, warmup=20, n_test=50)
+    settings = TrainSettings(steps=60, lr=3e-3, warmup=20, n_test=50)
+    result = train(make_model, task, settings, seed=0)
     return result.model.eval(), evaluation_set(task, seed=0, n_test=50)
 
 

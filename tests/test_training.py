@@ -7,6 +7,7 @@ import torch
 
 from lecture17 import tiny_transformer as tt
 from lecture17 import training as tr
+from lecture17.training import TrainSettings
 
 torch.set_num_threads(1)  # §0.5: single-threaded, like the lecture
 
@@ -209,17 +210,10 @@ def test_same_seed_same_history(kind):
 
     def run():
         task = tr.ReversalTask(6)
-        return tr.train(
-            tiny(kind),
-            task,
-            steps=20,
-            lr=1e-3,
-            seed=0,
-            warmup=5,
-            batch_size=16,
-            eval_every=10,
-            n_test=20,
+        settings = TrainSettings(
+            steps=20, lr=1e-3, warmup=5, batch_size=16, eval_every=10, n_test=20
         )
+        return tr.train(tiny(kind), task, settings, seed=0)
 
     first, second = run(), run()
     assert [h["loss"] for h in first.history] == [h["loss"] for h in second.history]
@@ -227,28 +221,35 @@ def test_same_seed_same_history(kind):
     assert [e["step"] for e in first.evaluations] == [10, 20]
     assert [h["lr"] for h in first.history[:5]] == pytest.approx([2e-4, 4e-4, 6e-4, 8e-4, 1e-3])
     assert first.ms_per_step > 0
-    other = tr.train(
-        tiny(kind), tr.ReversalTask(6), steps=20, lr=1e-3, seed=1, batch_size=16, n_test=20
-    )
+    settings = TrainSettings(steps=20, lr=1e-3, batch_size=16, n_test=20)
+    other = tr.train(tiny(kind), tr.ReversalTask(6), settings, seed=1)
     assert [h["loss"] for h in other.history] != [h["loss"] for h in first.history]
+
+
+def test_one_train_step_is_train_step():
+    """train() and demo 05.4 (step_time) run the same step: one train() step is train_step on
+    the seeded init and the first seeded batch (same loss, same weights, bit for bit)."""
+    task = tr.ReversalTask(5)
+    trained = tr.train(tiny("gru_attention"), task, TrainSettings(1, 1e-3, batch_size=4), seed=0)
+    torch.manual_seed(0)
+    model = tiny("gru_attention")()
+    opt = tr.make_optimizer("adam", model.parameters(), 1e-3)
+    loss = tr.train_step(task, model, task.sample(generator(0), 4), opt)
+    assert loss.item() == trained.history[0]["loss"]
+    for key, value in model.state_dict().items():
+        torch.testing.assert_close(trained.model.state_dict()[key], value, rtol=0, atol=0)
 
 
 def test_train_restores_the_thread_count():
     before = torch.get_num_threads()
-    tr.train(tiny("gru"), tr.ReversalTask(4), steps=2, lr=1e-3, seed=0, batch_size=4, n_test=4)
+    settings = TrainSettings(steps=2, lr=1e-3, batch_size=4, n_test=4)
+    tr.train(tiny("gru"), tr.ReversalTask(4), settings, seed=0)
     assert torch.get_num_threads() == before
 
 
 def test_sgd_and_other_tasks_train():
-    lookup = tr.train(
-        lambda: tr.LookupAttention(16, 8),
-        tr.LookupTask(16, 16),
-        steps=5,
-        lr=0.1,
-        seed=0,
-        optimizer="sgd",
-        n_test=50,
-    )
+    sgd = TrainSettings(steps=5, lr=0.1, optimizer="sgd", n_test=50)
+    lookup = tr.train(lambda: tr.LookupAttention(16, 8), tr.LookupTask(16, 16), sgd, seed=0)
     assert 0.0 <= lookup.final["accuracy"] <= 1.0 and len(lookup.history) == 5
 
     def classifier():
@@ -258,19 +259,36 @@ def test_sgd_and_other_tasks_train():
             )
         )
 
-    inplace = tr.train(
-        classifier, tr.InplaceReversalTask(8), steps=5, lr=1e-3, seed=0, batch_size=8, n_test=20
-    )
+    settings = TrainSettings(steps=5, lr=1e-3, batch_size=8, n_test=20)
+    inplace = tr.train(classifier, tr.InplaceReversalTask(8), settings, seed=0)
     assert len(inplace.final["position_accuracy"]) == 8
 
 
-def test_bad_training_settings_raise():
-    with pytest.raises(ValueError, match="unknown optimizer 'rmsprop'"):
-        tr.train(tiny("gru"), tr.ReversalTask(4), steps=2, lr=1e-3, seed=0, optimizer="rmsprop")
-    with pytest.raises(ValueError, match="steps and batch_size must be positive"):
-        tr.train(tiny("gru"), tr.ReversalTask(4), steps=0, lr=1e-3, seed=0)
-    with pytest.raises(ValueError, match="eval_every must be positive"):
-        tr.train(tiny("gru"), tr.ReversalTask(4), steps=2, lr=1e-3, seed=0, eval_every=0)
+@pytest.mark.parametrize(
+    ("bad", "message"),
+    [
+        ({"optimizer": "rmsprop"}, "unknown optimizer 'rmsprop'"),
+        ({"steps": 0}, "steps and batch_size must be positive"),
+        ({"eval_every": 0}, "eval_every must be positive"),
+        ({"lr": math.nan}, "lr must be a number"),  # a demo that sweeps lr did not set it
+    ],
+)
+def test_bad_training_settings_raise_before_any_model_is_built(bad, message):
+    def make_model():
+        raise AssertionError("the model must not be built for bad settings")
+
+    settings = TrainSettings(**({"steps": 2, "lr": 1e-3} | bad))
+    with pytest.raises(ValueError, match=message):
+        tr.train(make_model, tr.ReversalTask(4), settings, seed=0)
+
+
+def test_train_settings_defaults_and_lr_unset():
+    """TrainSettings: train()'s former defaults; lr has none (NaN until a demo sets it)."""
+    settings = TrainSettings(steps=3)
+    assert (settings.optimizer, settings.warmup, settings.batch_size) == ("adam", 0, 64)
+    assert settings.eval_every is None and settings.n_test == 500 and math.isnan(settings.lr)
+    with pytest.raises(AttributeError):  # frozen: a per-run change is dataclasses.replace
+        settings.lr = 1e-3
 
 
 # -----------------------------------------------------------------------------
@@ -282,7 +300,7 @@ def test_unknown_device_is_refused_before_any_work():
         raise AssertionError("the model must not be built for a bad device")
 
     with pytest.raises(ValueError, match=r"unknown device 'gpu'.*'cpu', 'cuda'"):
-        tr.train(make_model, tr.ReversalTask(4), steps=2, lr=1e-3, seed=0, device="gpu")
+        tr.train(make_model, tr.ReversalTask(4), TrainSettings(2, 1e-3), seed=0, device="gpu")
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has a GPU")
@@ -290,7 +308,7 @@ def test_cuda_without_a_gpu_says_so():
     with pytest.raises(RuntimeError, match="no GPU"):
         tr.check_device("cuda")
     with pytest.raises(RuntimeError, match="no GPU"):
-        tr.train(tiny("gru"), tr.ReversalTask(4), steps=2, lr=1e-3, seed=0, device="cuda")
+        tr.train(tiny("gru"), tr.ReversalTask(4), TrainSettings(2, 1e-3), seed=0, device="cuda")
 
 
 def test_to_device_keeps_cpu_batches_as_they_are():
@@ -301,16 +319,8 @@ def test_to_device_keeps_cpu_batches_as_they_are():
 
 def test_explicit_cpu_is_the_default():
     def run(**device):
-        return tr.train(
-            tiny("gru_attention"),
-            tr.ReversalTask(4),
-            steps=3,
-            lr=1e-3,
-            seed=0,
-            batch_size=4,
-            n_test=8,
-            **device,
-        )
+        settings = TrainSettings(steps=3, lr=1e-3, batch_size=4, n_test=8)
+        return tr.train(tiny("gru_attention"), tr.ReversalTask(4), settings, seed=0, **device)
 
     default, cpu = run(), run(device="cpu")
     assert [h["loss"] for h in default.history] == [h["loss"] for h in cpu.history]
@@ -339,19 +349,19 @@ CUDA_RUNS = {
 @pytest.mark.parametrize("name", sorted(CUDA_RUNS))
 def test_cuda_trains_from_the_cpus_init_on_the_cpus_batches(name):
     make_model, task = CUDA_RUNS[name]
-    settings = dict(steps=5, lr=1e-3, seed=0, batch_size=8, eval_every=5, n_test=20)
-    cpu = tr.train(make_model, task, **settings)
-    gpu = tr.train(make_model, task, **settings, device="cuda")
+    settings = TrainSettings(steps=5, lr=1e-3, batch_size=8, eval_every=5, n_test=20)
+    cpu = tr.train(make_model, task, settings, seed=0)
+    gpu = tr.train(make_model, task, settings, seed=0, device="cuda")
     assert all(p.device.type == "cuda" for p in gpu.model.parameters())
     assert gpu.evaluations[-1].keys() == cpu.evaluations[-1].keys() and gpu.ms_per_step > 0
     # step 1's loss is the same init on the same first batch; 1e-3 leaves room for other
     # kernels (cuDNN's GRU may use TF32), far below what another init or batch would give
     assert gpu.history[0]["loss"] == pytest.approx(cpu.history[0]["loss"], rel=1e-3)
     # SGD at lr 0 leaves the weights as built: on cuda, exactly the CPU's seeded init
-    frozen = dict(steps=1, lr=0.0, seed=0, optimizer="sgd", batch_size=8, n_test=20)
+    frozen = TrainSettings(steps=1, lr=0.0, optimizer="sgd", batch_size=8, n_test=20)
     torch.manual_seed(0)
     init = make_model().state_dict()
-    trained = tr.train(make_model, task, **frozen, device="cuda").model.state_dict()
+    trained = tr.train(make_model, task, frozen, seed=0, device="cuda").model.state_dict()
     for key, value in init.items():
         torch.testing.assert_close(trained[key].cpu(), value, rtol=0, atol=0)
 
@@ -376,11 +386,8 @@ def test_transformer_learns_short_reversal():
     result = tr.train(
         lambda: tt.build_model("transformer", src_vocab=vocab, tgt_vocab=vocab),
         tr.ReversalTask(8),
-        steps=300,
-        lr=1e-3,
-        warmup=50,
+        TrainSettings(steps=300, lr=1e-3, warmup=50, n_test=200),
         seed=0,
-        n_test=200,
     )
     assert result.final["token_accuracy"] > 0.9
 

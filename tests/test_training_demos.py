@@ -3,11 +3,14 @@
 Their numbers at full settings are the build's business (the ledger checks them in the report);
 here: the table each returns, determinism, the computed chance levels, that the settings
 really reach the model (scale, emb_scale, norm_first), the device argument, and bad settings.
+Every training demo (these and 05.1, 05.3) takes its training as one `train: TrainSettings`.
 """
 
+import dataclasses
 import inspect
 import itertools
 import math
+import typing
 from functools import cache
 from pathlib import Path
 
@@ -20,7 +23,8 @@ import yaml
 from lecture17 import tiny_transformer as tt
 from lecture17 import training
 from lecture17.experiments import layers, positional_encoding, scaling_multihead
-from lecture17.run import check_settings, run_demo
+from lecture17.run import as_arguments, check_demo, check_settings, load_demo, run_demo
+from lecture17.training import TrainSettings
 
 ROOT = Path(__file__).resolve().parents[1]
 TEST_CONFIG = ROOT / ".test" / "config" / "config.yaml"
@@ -30,6 +34,7 @@ DEMO_FUNCTIONS = {
     "04.3": layers.post_vs_pre_ln,
 }
 CUDA = pytest.mark.skipif(not torch.cuda.is_available(), reason="no GPU on this machine")
+TRAINING_DEMOS = ["02.3", "03.5", "04.3", "05.1", "05.3"]  # the demos that call training.train
 
 
 @cache
@@ -44,9 +49,16 @@ def grid_points(demo: str) -> list[dict]:
     return [dict(zip(grid, combo, strict=True)) for combo in itertools.product(*grid.values())]
 
 
-def kwargs(demo: str, point: dict | None = None, device: str = "cpu", **overrides) -> dict:
+def kwargs(
+    demo: str, point: dict | None = None, device: str = "cpu", train=None, **overrides
+) -> dict:
+    """The demo's arguments as run.py passes them (its `train:` block as a TrainSettings), at a
+    grid point; `train` changes fields of the TrainSettings, `overrides` other settings."""
     point = grid_points(demo)[0] if point is None else point
-    return {**spec(demo)["settings"], **point, "device": device, **overrides}
+    values = {**spec(demo)["settings"], **point, "device": device, **overrides}
+    arguments = as_arguments(DEMO_FUNCTIONS[demo], values)
+    arguments["train"] = dataclasses.replace(arguments["train"], **(train or {}))
+    return arguments
 
 
 @cache
@@ -95,8 +107,8 @@ def test_lookup_rows_per_learning_rate_and_per_job(point_index):
     labels = [format(lr, "g") for lr in lrs]  # text labels, as the report and ledger read them
     curve = out[out["quantity"] == "accuracy"]
     assert list(dict.fromkeys(curve["lr"])) == labels
-    every = settings["eval_every"]
-    expected_steps = list(range(every, settings["steps"] + 1, every))
+    every = settings["train"]["eval_every"]
+    expected_steps = list(range(every, settings["train"]["steps"] + 1, every))
     for label in labels:
         assert curve[curve["lr"] == label]["step"].tolist() == expected_steps
     reached = {label: values(out, "reached", lr=label)[0] for label in labels}
@@ -196,16 +208,16 @@ def test_pe_ablation_trains_the_model_it_was_asked_for(monkeypatch):
     built = []
     original = training.train
 
-    def spy(make_model, task, **kw):
+    def spy(make_model, task, settings, **kw):
         def recording():
             built.append(make_model())
             return built[-1]
 
-        return original(recording, task, **kw)
+        return original(recording, task, settings, **kw)
 
     monkeypatch.setattr(training, "train", spy)
     positional_encoding.pe_ablation(
-        **kwargs("03.5", {"variant": "learned"}, scale=False, steps=2), seed=0
+        **kwargs("03.5", {"variant": "learned"}, scale=False, train={"steps": 2}), seed=0
     )
     (model,) = built
     assert model.encoder.embed.pe_kind == "learned"
@@ -221,8 +233,8 @@ def test_ln_curve_starts_at_initialisation_and_chance_is_one_in_ten():
     settings = spec("04.3")["settings"]
     out = table("04.3")
     curve = out[out["quantity"] == "accuracy"]
-    every = settings["eval_every"]
-    assert curve["step"].tolist() == list(range(0, settings["steps"] + 1, every))
+    every = settings["train"]["eval_every"]
+    assert curve["step"].tolist() == list(range(0, settings["train"]["steps"] + 1, every))
     assert values(out, "chance").tolist() == [1 / training.N_SYMBOLS] == [0.1]
     assert len(values(out, "sequence_accuracy")) == 1
 
@@ -238,15 +250,17 @@ def test_ln_setups_build_the_right_norm_placement(monkeypatch):
     built = []
     original = training.train
 
-    def spy(make_model, task, **kw):
-        built.append((make_model(), kw["warmup"]))
-        return original(make_model, task, **kw)
+    def spy(make_model, task, settings, **kw):
+        built.append((make_model(), settings.warmup, settings.lr))
+        return original(make_model, task, settings, **kw)
 
     monkeypatch.setattr(training, "train", spy)
     for setup in layers.LN_SETUPS:
-        layers.post_vs_pre_ln(**kwargs("04.3", {"lr": 0.01, "setup": setup}, steps=1), seed=0)
-    warmup = spec("04.3")["settings"]["warmup"]
-    (post, w_post), (pre, w_pre), (post_warm, w_warm) = built
+        point = {"lr": 0.01, "setup": setup}
+        layers.post_vs_pre_ln(**kwargs("04.3", point, train={"steps": 1}), seed=0)
+    warmup = spec("04.3")["settings"]["train"]["warmup"]
+    assert {lr for *_, lr in built} == {0.01}  # the grid's lr, set per run
+    (post, w_post, _), (pre, w_pre, _), (post_warm, w_warm, _) = built
     assert [layer.norm_first for layer in post.encoder.layers] == [False] * len(post.encoder.layers)
     assert all(layer.norm_first for layer in pre.encoder.layers)
     assert not any(layer.norm_first for layer in post_warm.encoder.layers)
@@ -295,3 +309,32 @@ def test_cuda_run_gives_the_same_table_layout(demo):
     for quantity in ("embedding_norm", "chance"):
         if quantity in set(on_cpu["quantity"]):
             assert values(on_gpu, quantity) == pytest.approx(values(on_cpu, quantity))
+
+
+# -------------------------------------------------------------------------------------------
+# one `train:` block per training demo, checked when the workflow is parsed
+
+
+@pytest.mark.parametrize("demo", TRAINING_DEMOS)
+def test_every_training_demo_takes_its_training_as_train_settings(demo):
+    fn = load_demo(demo)
+    assert typing.get_type_hints(fn)["train"] is TrainSettings
+    assert inspect.signature(fn).parameters["train"].kind is inspect.Parameter.KEYWORD_ONLY
+    block = spec(demo)["settings"]["train"]  # the .test config's, as the workflow reads it
+    assert isinstance(as_arguments(fn, {"train": block})["train"], TrainSettings)
+
+
+@pytest.mark.parametrize("demo", TRAINING_DEMOS)
+def test_a_typo_inside_a_train_block_fails_at_parse_time_naming_the_key(demo):
+    good = spec(demo)
+    check_demo(demo, good, "cpu")  # the block as shipped parses
+    typo = {**good, "settings": {**good["settings"], "train": {**good["settings"]["train"]}}}
+    typo["settings"]["train"]["stpes"] = typo["settings"]["train"].pop("steps")
+    with pytest.raises(ValueError) as raised:
+        check_demo(demo, typo, "cpu")
+    said = str(raised.value)
+    assert f"config demos['{demo}']" in said and "unknown key 'stpes'" in said
+    assert "missing key 'steps'" in said and "'eval_every'" in said  # and the keys it has
+    wrong = {**good, "settings": {**good["settings"], "train": {"steps": "20"}}}
+    with pytest.raises(ValueError, match=r"'steps' is '20' \(str\), expected int"):
+        check_demo(demo, wrong, "cpu")

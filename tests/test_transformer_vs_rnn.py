@@ -35,7 +35,9 @@ TINY_SIZES = {
     "gru_attention": {"emb_dim": 8, "hidden": 16},
     "transformer": {"d_model": 16, "n_heads": 2, "d_ff": 32, "n_enc_layers": 1, "n_dec_layers": 1},
 }
-TRAIN = dict(sizes=TINY_SIZES, steps=8, lr=1e-3, warmup=4, batch_size=16, n_test=40)
+TRAIN = dict(
+    sizes=TINY_SIZES, train=tr.TrainSettings(steps=8, lr=1e-3, warmup=4, batch_size=16, n_test=40)
+)
 L = 6
 ROWS_SUM_TOL = 1e-5  # the maps are means of float32 softmax rows
 pytestmark = pytest.mark.slow
@@ -101,7 +103,7 @@ def test_importing_the_module_does_not_import_torch():
 
 def test_attention_analysis_trains_the_05_1_model():
     """§9.4 opens the L = 16, seed-0 model of §9.2: same training settings and sizes."""
-    train_keys = ["sizes", "steps", "lr", "warmup", "batch_size", "n_test"]
+    train_keys = ["sizes", "train"]  # the same sizes and the same `train:` block
     one, three = CONFIG["05.1"], CONFIG["05.3"]
     assert {k: three["settings"][k] for k in train_keys} == {
         k: one["settings"][k] for k in train_keys

@@ -162,8 +162,8 @@ def c034_scaled_near_lecture_run(v):
 # -------------------------------------------------------------------------------------------
 # 02.3 the look-up task (§4.4): steps to 90 % are read on an evaluation grid
 #
-# A step count s, evaluated every e = settings.eval_every steps, says the first crossing of
-# 90 % lies in (s − e, s]; at the first evaluation (s = e) only that it is ≤ e.
+# A step count s, evaluated every e = settings.train.eval_every steps, says the first crossing
+# of 90 % lies in (s − e, s]; at the first evaluation (s = e) only that it is ≤ e.
 
 SEVERAL = 2  # "慢好几倍" (several times slower): at least twice the steps, the least it can mean
 
@@ -181,7 +181,7 @@ def c041_fastest_in_25_75(v):
     independent of d_k" can be read off it).
     """
     best = v["best"]
-    e = float(v.get("settings.eval_every")[0])
+    e = float(v.get("settings.train.eval_every")[0])
     lo, hi = float(v.get("lecture.lo")[0]), float(v.get("lecture.hi")[0])
     shown = f"最快步数 best steps ({_cells(best)})"
     if np.any((best < lo) | (best > hi)):
@@ -205,7 +205,7 @@ def c042_several_times_slower(v):
     lower end is ≥ SEVERAL, fails where the upper end is below it, else not resolvable.
     """
     slow, fast = v["slow"], v["fast"]
-    e = float(v.get("settings.eval_every")[0])
+    e = float(v.get("settings.train.eval_every")[0])
     if len(slow) != len(fast):  # a cell where no lr reached 90 % has no best step
         counts = f"不缩放 unscaled {len(slow)} 格，缩放 scaled {len(fast)} 格"
         return Finding(None, f"无法配对 cells do not pair: {counts}")
@@ -250,9 +250,9 @@ def c046_twelve_dims(v):
 # Values under which a claim holds and fails, where ours honestly differ from the lecture's
 # or cannot decide (tests/test_ledger.py::test_every_check_can_fail_and_hold). The examples
 # are checked without the build's config, so a setting a predicate reads is given as a value
-# named like the reference ("settings.eval_every": Context.get looks up values first).
+# named like the reference ("settings.train.eval_every": Context.get looks up values first).
 
-GRID = {"settings.eval_every": [25]}  # config/config.yaml, 02.3
+GRID = {"settings.train.eval_every": [25]}  # config/config.yaml, 02.3
 
 EXAMPLES = {
     "C039": {  # the lecture's 3, 2, 1 of 4; ours: all 4 at every d_k

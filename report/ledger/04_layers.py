@@ -23,7 +23,7 @@ def c085_stays_at_chance(v) -> Finding:
     chance = float(v["chance"][0])
     if not 0 < chance < 1:
         return Finding(False, f"瞎猜水平不是概率 chance {chance:g} is not a probability")
-    n_positions = float(v.get("settings.n_test")[0] * v.get("settings.length")[0])
+    n_positions = float(v.get("settings.train.n_test")[0] * v.get("settings.length")[0])
     band = binomial_band(chance, n_positions)
     worst = float(np.max(np.abs(after_init - chance)))
     return Finding(

@@ -139,7 +139,7 @@ def c043_unscaled_slower_but_learns(v) -> Finding:
         )
     unscaled, scaled = (float(s) for s in v["steps"])
     if unscaled == scaled:
-        every = float(v.get("settings.eval_every")[0])
+        every = float(v.get("settings.train.eval_every")[0])
         return Finding(
             None,
             f"无法分辨 not resolvable: 都在第 {unscaled:.0f} 步 both at step {unscaled:.0f}，"

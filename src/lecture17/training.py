@@ -8,6 +8,10 @@ Three tasks, all generated fresh at every step from a seeded torch.Generator (§
 - LookupTask (§4.4, demo 02.3): 16 (key, value) pairs and a query key; answer the value
   paired with it (chance 1/16), with one layer of single-head attention (LookupAttention).
 
+Training: train(make_model, task, settings, seed=...) with a TrainSettings (steps, lr,
+optimizer, warmup, batch_size, eval_every, n_test: a training demo's `train:` block in
+config/config.yaml), one train_step per fresh batch.
+
 Vocabulary of the reversal tasks: PAD 0, BOS 1, EOS 2, symbols 3..12 (10 symbols).
 
 Evaluation (§8.4): seq2seq models are scored on what greedy decoding from BOS produces, never
@@ -25,12 +29,11 @@ apart from the training batches (generator seeded with seed) and fixed for every
 Devices: train(device="cuda") builds the model on the CPU under the seed and draws every batch
 on the CPU from the seeded generator, then moves them to the GPU: the same initialisation and
 the same data as a CPU run (its float results may still differ in the last bits: other
-kernels). Step timings on cuda wait for the GPU before the clock stops.
+kernels). Step timings on cuda wait for the GPU before the clock stops (experiments.timing).
 """
 
 import math
 import statistics
-import time
 from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -39,6 +42,10 @@ import pandas as pd
 import torch
 import torch.nn.functional as F
 from torch import nn
+
+from lecture17.experiments.tidy import row
+from lecture17.experiments.timing import timed
+from lecture17.experiments.train_settings import TrainSettings  # torch-free, for the demos
 
 PAD, BOS, EOS = 0, 1, 2
 FIRST_SYMBOL, N_SYMBOLS = 3, 10
@@ -260,6 +267,20 @@ def warmup_lr(lr: float, step: int, warmup: int) -> float:
     return lr * min(1.0, (step + 1) / warmup) if warmup > 0 else lr
 
 
+def check_train_settings(settings: TrainSettings) -> None:
+    """Refuse settings train() cannot run, before any model is built."""
+    if settings.optimizer not in OPTIMIZERS:
+        raise ValueError(f"unknown optimizer {settings.optimizer!r}; expected one of {OPTIMIZERS}")
+    if settings.steps <= 0 or settings.batch_size <= 0:
+        raise ValueError(
+            f"steps and batch_size must be positive, got {settings.steps}, {settings.batch_size}"
+        )
+    if settings.eval_every is not None and settings.eval_every <= 0:
+        raise ValueError(f"eval_every must be positive or None, got {settings.eval_every}")
+    if not settings.lr >= 0:  # NaN too: a demo that sweeps lr did not set it
+        raise ValueError(f"lr must be a number >= 0, got {settings.lr}")
+
+
 @dataclass
 class TrainResult:
     """What train() returns. history: one {"step", "lr", "loss"} per step (step = 1..steps,
@@ -277,18 +298,24 @@ class TrainResult:
         return self.evaluations[-1]
 
 
+def train_step(task, model: nn.Module, batch, optimizer: torch.optim.Optimizer) -> torch.Tensor:
+    """One training step (§9.1): the task's loss on the batch, backward, the optimizer's step.
+
+    Returns the loss. train() and demo 05.4 (step_time) time exactly this.
+    """
+    loss = task.loss(model, batch)
+    optimizer.zero_grad(set_to_none=True)
+    loss.backward()
+    optimizer.step()
+    return loss
+
+
 def train(
     make_model: Callable[[], nn.Module],
     task,
+    settings: TrainSettings,
     *,
-    steps: int,
-    lr: float,
     seed: int,
-    optimizer: str = "adam",
-    warmup: int = 0,
-    batch_size: int = 64,
-    eval_every: int | None = None,
-    n_test: int = 500,
     device: str = "cpu",
 ) -> TrainResult:
     """Build a model under torch.manual_seed(seed) and train it on fresh batches of `task`.
@@ -298,38 +325,29 @@ def train(
     The model is built and every batch drawn on the CPU, then moved to `device` (cpu or cuda).
     """
     check_device(device)
-    if steps <= 0 or batch_size <= 0:
-        raise ValueError(f"steps and batch_size must be positive, got {steps}, {batch_size}")
-    if eval_every is not None and eval_every <= 0:
-        raise ValueError(f"eval_every must be positive or None, got {eval_every}")
-    # cuda runs its kernels asynchronously: wait for them, or the clock times only the launches
-    sync = torch.cuda.synchronize if device == "cuda" else lambda: None
+    check_train_settings(settings)
     with single_thread():
         torch.manual_seed(seed)  # the model's initialisation, on the CPU whatever the device
         model = make_model().to(device)
-        opt = make_optimizer(optimizer, model.parameters(), lr)
+        opt = make_optimizer(settings.optimizer, model.parameters(), settings.lr)
         data = torch.Generator().manual_seed(seed)
-        test = to_device(evaluation_set(task, seed, n_test), device)
-        result, times = TrainResult(model), []
-        for step in range(steps):
+        test = to_device(evaluation_set(task, seed, settings.n_test), device)
+        result, seconds = TrainResult(model), []
+        for step in range(settings.steps):
             for group in opt.param_groups:
-                group["lr"] = warmup_lr(lr, step, warmup)
-            batch = to_device(task.sample(data, batch_size), device)
-            sync()  # the batch's copy to the GPU stays outside the clock
-            start = time.perf_counter()
-            loss = task.loss(model, batch)
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            opt.step()
-            sync()
-            times.append(time.perf_counter() - start)
+                group["lr"] = warmup_lr(settings.lr, step, settings.warmup)
+            batch = to_device(task.sample(data, settings.batch_size), device)
+            # the clock starts once the batch is on the device: its copy is not the step
+            loss, elapsed = timed(train_step, task, model, batch, opt, device=device)
+            seconds.append(elapsed)
             done = step + 1
             result.history.append(
                 {"step": done, "lr": opt.param_groups[0]["lr"], "loss": loss.item()}
             )
-            if done == steps or (eval_every is not None and done % eval_every == 0):
+            every = settings.eval_every
+            if done == settings.steps or (every is not None and done % every == 0):
                 result.evaluations.append({"step": done, **task.evaluate(model, test)})
-        result.ms_per_step = 1e3 * statistics.median(times)
+        result.ms_per_step = 1e3 * statistics.median(seconds)
     return result
 
 
@@ -399,6 +417,13 @@ def simulated_chance(task, test, guesser, draws: int = CHANCE_DRAWS) -> dict:
     }
 
 
+def guessed_chance(task, guesser, seed: int, n_test: int) -> dict:
+    """simulated_chance of a `guesser` class (ValueGuesser, SymbolGuesser) drawing from a
+    generator seeded with `seed`, on the test set evaluation_set(task, seed, n_test)."""
+    guesser = guesser(torch.Generator().manual_seed(seed))
+    return simulated_chance(task, evaluation_set(task, seed, n_test), guesser)
+
+
 # -----------------------------------------------------------------------------
 # what the attention learned (§9.4, demo 05.3)
 
@@ -443,7 +468,7 @@ def attention_statistics(model: nn.Module, src: torch.Tensor) -> pd.DataFrame:
     L = src.shape[1]
     decoded = model.greedy_decode(src, L + 1, bos_id=BOS)  # (b, L+1)
     tgt_in = torch.cat([src.new_full((src.shape[0], 1), BOS), decoded[:, :-1]], dim=1)
-    rows = []
+    records = []
     for block, weights in model.attention_weights(src, tgt_in).items():
         if weights.dim() == 3:  # GRU: (b, n_tgt, n_src) -> one head
             weights = weights[:, None]
@@ -459,5 +484,5 @@ def attention_statistics(model: nn.Module, src: torch.Tensor) -> pd.DataFrame:
             stats = {"entropy": attention_entropy(weights)}
         for quantity, per_head in stats.items():
             for head, value in enumerate(per_head.tolist(), start=1):
-                rows.append({"block": block, "head": head, "quantity": quantity, "value": value})
-    return pd.DataFrame(rows, columns=["block", "head", "quantity", "value"])
+                records.append(row(quantity, value, block=block, head=head))
+    return pd.DataFrame(records, columns=["block", "head", "quantity", "value"])

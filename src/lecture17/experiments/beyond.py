@@ -18,27 +18,17 @@ Quantities whose names start with `ms` are wall-clock timings: they differ on ev
 """
 
 import contextlib
-import statistics
-import time
 import tracemalloc
 
 import numpy as np
 import pandas as pd
 
 from lecture17.attention_numpy import scaled_dot_product_attention, tiled_attention
+from lecture17.experiments.tidy import row, tidy
+from lecture17.experiments.timing import interleaved_ms, median_ms
 
 # -------------------------------------------------------------------------------------------
 # helpers
-
-
-def _median_ms(fn, repeats):
-    """Median wall-clock time of ``repeats`` calls of fn(), in milliseconds."""
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return 1e3 * statistics.median(times)
 
 
 def _traced_peak_bytes(fn):
@@ -92,20 +82,19 @@ def memory_light_attention(
         Q, K, V = rng.standard_normal((3, n, d))  # (n, d) each
         outputs = {}
         for method, call in _attention_calls(Q, K, V, block_size).items():
-            ms = _median_ms(call, repeats)  # first, so the traced call finds everything warm
+            ms = median_ms(call, repeats)  # first, so the traced call finds everything warm
             outputs[method], peak = _traced_peak_bytes(call)  # (n, d)
             records += [
-                {"method": method, "n": n, "quantity": "peak_mb", "value": peak / 1e6},
-                {"method": method, "n": n, "quantity": "ms", "value": ms},
+                row("peak_mb", peak / 1e6, method=method, n=n),
+                row("ms", ms, method=method, n=n),
             ]
         matrix_bytes = n * n * np.dtype(np.float64).itemsize
         max_abs_diff = np.max(np.abs(outputs["plain"] - outputs["tiled"]))
         records += [
-            {"method": "plain", "n": n, "quantity": "matrix_mb", "value": matrix_bytes / 1e6},
-            {"method": "tiled", "n": n, "quantity": "max_abs_diff", "value": max_abs_diff},
+            row("matrix_mb", matrix_bytes / 1e6, method="plain", n=n),
+            row("max_abs_diff", max_abs_diff, method="tiled", n=n),
         ]
-    table = pd.DataFrame.from_records(records, columns=["method", "n", "quantity", "value"])
-    return table.astype({"n": np.int64, "value": np.float64})
+    return tidy(records, ["method", "n"])
 
 
 # -------------------------------------------------------------------------------------------
@@ -121,7 +110,7 @@ def _decode_calls(model, src, length, bos_id):
 
 
 def _compare_decoding(model, src, length, bos_id, repeats):
-    """Rows (method, length, quantity, value) of one length: positions, ms, same tokens."""
+    """§8.4 at one length: `positions` and `ms` per method, then `same_tokens` and the ratio."""
     import torch
 
     from lecture17.tiny_transformer import count_positions
@@ -130,15 +119,16 @@ def _compare_decoding(model, src, length, bos_id, repeats):
     for method, decode in _decode_calls(model, src, length, bos_id).items():
         with count_positions(model.decoder.norm) as counted:  # rows out of the decoder stack
             tokens[method] = decode()  # (b, L)
-        ms[method] = _median_ms(decode, repeats)
+        ms[method] = median_ms(decode, repeats)
         records += [
-            (method, length, "positions", counted["positions"]),
-            (method, length, "ms", ms[method]),
+            row("positions", counted["positions"], method=method, length=length),
+            row("ms", ms[method], method=method, length=length),
         ]
     same = torch.equal(tokens["uncached"], tokens["cached"])
+    ratio = ms["uncached"] / ms["cached"]
     return records + [
-        ("cached", length, "same_tokens", float(same)),
-        ("cached", length, "ms_ratio_uncached_over_cached", ms["uncached"] / ms["cached"]),
+        row("same_tokens", float(same), method="cached", length=length),
+        row("ms_ratio_uncached_over_cached", ratio, method="cached", length=length),
     ]
 
 
@@ -183,8 +173,7 @@ def kv_cache_decoding(
         for length in lengths:
             src = random_symbols(sources, batch_size, length)  # (b, L)
             records += _compare_decoding(model, src, length, BOS, repeats)
-    table = pd.DataFrame.from_records(records, columns=["method", "length", "quantity", "value"])
-    return table.astype({"length": np.int64, "value": np.float64})
+    return tidy(records, ["method", "length"])
 
 
 # -------------------------------------------------------------------------------------------
@@ -203,8 +192,9 @@ RATIOS = (
 )
 
 
-def _check_step_time_settings(*, size, sizes, models, seq_lens, batch_size, rounds, device):
-    """Refuse bad settings before any model is built, naming what is allowed."""
+def _check_step_time_settings(size, sizes, models, seq_lens, timing: dict, device):
+    """Refuse bad settings before any model is built, naming what is allowed (timing: the
+    settings _length_rows reads)."""
     from lecture17.training import check_device
 
     if size not in sizes:
@@ -223,6 +213,7 @@ def _check_step_time_settings(*, size, sizes, models, seq_lens, batch_size, roun
     unknown = [m for m in models if m not in TIMED_MODELS]
     if unknown or not models:
         raise ValueError(f"unknown models {unknown}; expected a non-empty list of {TIMED_MODELS}")
+    batch_size, rounds = timing["batch_size"], timing["rounds"]
     if not seq_lens or min(seq_lens) < 1 or batch_size < 1 or rounds < 1:
         raise ValueError(
             f"need seq_lens >= 1, batch_size >= 1 and rounds >= 1; "
@@ -281,25 +272,31 @@ def training_step(model, batch, lr, device, precision):
     return step
 
 
-def interleaved_ms(steps: dict, rounds: int, device: str, block: int = 1) -> dict:
-    """Median ms per call of each closure in `steps`, timed in interleaved rounds.
-
-    Each round runs every closure `block` times in turn, so a slow drift of the machine hits
-    all of them alike; on cuda the clock is read after torch.cuda.synchronize().
-    """
+def _length_rows(models: list[str], spec: dict, L: int, settings: dict, device: str, seed: int):
+    """§9.5 at one length L: every model's `ms_per_step` (median over interleaved rounds, so a
+    drift of the machine hits all models alike) and the ratios of RATIOS from the same run.
+    settings: batch_size, lr, warmup_steps (untimed steps per model first), rounds."""
     import torch
 
-    sync = torch.cuda.synchronize if device == "cuda" else lambda: None
-    times = {name: [] for name in steps}
-    for _ in range(rounds):
-        for name, step in steps.items():
-            sync()
-            start = time.perf_counter()
-            for _ in range(block):
-                step()
-            sync()
-            times[name].append((time.perf_counter() - start) / block)
-    return {name: 1e3 * statistics.median(t) for name, t in times.items()}
+    from lecture17.training import ReversalTask, to_device
+
+    task = ReversalTask(L)
+    generator = torch.Generator().manual_seed(seed)
+    batch = to_device(task.sample(generator, settings["batch_size"]), device)
+    steps = {}
+    for name in models:
+        torch.manual_seed(seed)
+        model = _timed_model(name, spec, max_len=L + 1).to(device)  # tgt_in: L + 1
+        steps[name] = training_step(model, batch, settings["lr"], device, spec["precision"])
+        for _ in range(settings["warmup_steps"]):
+            steps[name]()
+    ms = interleaved_ms(steps, settings["rounds"], device)
+    records = [row("ms_per_step", ms[name], model=name, seq_len=L) for name in models]
+    return records + [
+        row(quantity, ms[top] / ms[bottom], model=top, seq_len=L)
+        for quantity, top, bottom in RATIOS
+        if top in ms and bottom in ms
+    ]  # this length's models and optimizer state are freed before the next L
 
 
 def gpu_step_time(
@@ -331,42 +328,16 @@ def gpu_step_time(
     they differ on every run). Built for `device: cuda`; on the CPU it runs (tests use tiny
     sizes) but says nothing about a GPU.
     """
-    _check_step_time_settings(
-        size=size,
-        sizes=sizes,
-        models=models,
-        seq_lens=seq_lens,
-        batch_size=batch_size,
-        rounds=rounds,
-        device=device,
-    )
+    timing = dict(batch_size=batch_size, lr=lr, warmup_steps=warmup_steps, rounds=rounds)
+    _check_step_time_settings(size, sizes, models, seq_lens, timing, device)
     import torch
 
-    from lecture17.training import ReversalTask, single_thread, to_device
+    from lecture17.training import single_thread
 
-    spec = sizes[size]
-    records = []
+    spec, records = sizes[size], []
     with single_thread():
         for L in seq_lens:
-            task = ReversalTask(L)
-            batch = to_device(task.sample(torch.Generator().manual_seed(seed), batch_size), device)
-            steps = {}
-            for name in models:
-                torch.manual_seed(seed)
-                model = _timed_model(name, spec, max_len=L + 1).to(device)  # tgt_in: L + 1
-                steps[name] = training_step(model, batch, lr, device, spec["precision"])
-                for _ in range(warmup_steps):
-                    steps[name]()
-            ms = interleaved_ms(steps, rounds, device)
-            records += [(name, L, "ms_per_step", ms[name]) for name in models]
-            records += [
-                (top, L, quantity, ms[top] / ms[bottom])
-                for quantity, top, bottom in RATIOS
-                if top in ms and bottom in ms
-            ]
-            del steps  # free this length's models and optimizer state before the next L
-    table = pd.DataFrame.from_records(records, columns=["model", "seq_len", "quantity", "value"])
-    table.insert(0, "precision", spec["precision"])
-    table.insert(0, "d_model", spec["d_model"])
-    table.insert(0, "device_name", torch.cuda.get_device_name() if device == "cuda" else "cpu")
-    return table.astype({"d_model": np.int64, "seq_len": np.int64, "value": np.float64})
+            records += _length_rows(models, spec, L, timing, device, seed)
+    name = torch.cuda.get_device_name() if device == "cuda" else "cpu"
+    labels = {"device_name": name, "d_model": spec["d_model"], "precision": spec["precision"]}
+    return tidy([labels | r for r in records], [*labels, "model", "seq_len"])

@@ -16,12 +16,13 @@ from lecture17.attention_numpy import (
     scaled_dot_product_attention,
     softmax,
 )
-from lecture17.experiments.tidy import tidy
+from lecture17.experiments.tidy import row, tidy
 
 
 def _matrix_rows(quantity: str, matrix: np.ndarray, exercise: str) -> list[dict]:
+    """One row per entry of a matrix, labelled by its `row` and `col` (0-based)."""
     return [
-        {"exercise": exercise, "row": i, "col": j, "quantity": quantity, "value": float(v)}
+        row(quantity, float(v), exercise=exercise, row=i, col=j)
         for (i, j), v in np.ndenumerate(matrix)
     ]
 
@@ -51,9 +52,7 @@ def exercise_3(d_model: int, d_ff: int) -> list[dict]:
         "encoder_layer": encoder,
         "decoder_layer": count_decoder_layer_params(d_model, d_ff),
     }
-    return [
-        {"exercise": "Ex3", "part": k, "quantity": "params", "value": v} for k, v in parts.items()
-    ]
+    return [row("params", v, exercise="Ex3", part=k) for k, v in parts.items()]
 
 
 def exercise_4(tokens: list[int], n_keys: int, seed: int) -> list[dict]:
@@ -66,24 +65,14 @@ def exercise_4(tokens: list[int], n_keys: int, seed: int) -> list[dict]:
     for dtype in (np.float64, np.float32):
         s, mask = scores.astype(dtype), nothing.astype(dtype)
         weights = softmax(s + (1 - mask) * dtype(-1e9))  # §8.1's additive mask, in this dtype
+        deviation = float(np.abs(weights - 1 / n_keys).max())
         rows.append(
-            {
-                "exercise": "Ex4(c)",
-                "dtype": np.dtype(dtype).name,
-                "quantity": "max_dev_from_uniform",
-                "value": float(np.abs(weights - 1 / n_keys).max()),
-            }
+            row("max_dev_from_uniform", deviation, exercise="Ex4(c)", dtype=np.dtype(dtype).name)
         )
     with np.errstate(invalid="ignore"):
         inf_weights = softmax(np.where(nothing == 1, scores, -np.inf))
-    rows.append(
-        {
-            "exercise": "Ex4(c)",
-            "dtype": "float64",
-            "quantity": "nan_with_minus_inf",
-            "value": float(np.isnan(inf_weights).all()),
-        }
-    )
+    nan = float(np.isnan(inf_weights).all())
+    rows.append(row("nan_with_minus_inf", nan, exercise="Ex4(c)", dtype="float64"))
     return rows
 
 
@@ -95,21 +84,14 @@ def exercise_7(n: int, d_model: int, ff_mult: int, bytes_per_value: int) -> list
         "ffn": 2 * n * d_model * ff_mult * d_model,
     }
     counts["projections_and_ffn"] = counts["projections"] + counts["ffn"]
-    rows = [
-        {"exercise": "Ex7", "part": k, "quantity": "multiply_adds", "value": float(v)}
-        for k, v in counts.items()
-    ]
-    rows += [
-        {
-            "exercise": "Ex7",
-            "quantity": "attention_over_rest",
-            "value": counts["attention"] / counts["projections_and_ffn"],
-        },
+    rows = [row("multiply_adds", float(v), exercise="Ex7", part=k) for k, v in counts.items()]
+    ratio = counts["attention"] / counts["projections_and_ffn"]
+    return rows + [
+        row("attention_over_rest", ratio, exercise="Ex7"),
         # 2 n² d = (4 + 2·ff_mult) n d²  ⇒  n = (2 + ff_mult) d
-        {"exercise": "Ex7", "quantity": "break_even_n", "value": float((2 + ff_mult) * d_model)},
-        {"exercise": "Ex7", "quantity": "matrix_gb", "value": n**2 * bytes_per_value / 1e9},
+        row("break_even_n", float((2 + ff_mult) * d_model), exercise="Ex7"),
+        row("matrix_gb", n**2 * bytes_per_value / 1e9, exercise="Ex7"),
     ]
-    return rows
 
 
 def exercise_answers(

@@ -20,6 +20,8 @@ config/config.yaml, a `seed`, and a tidy DataFrame (label columns, `quantity`, `
 torch is imported inside the functions that need it, after torch.set_num_threads(1) (§0.5).
 """
 
+from dataclasses import replace
+
 import numpy as np
 import pandas as pd
 
@@ -37,7 +39,8 @@ from lecture17.attention_numpy import (
     multi_head_attention,
     scaled_dot_product_attention,
 )
-from lecture17.experiments.tidy import tidy
+from lecture17.experiments.tidy import row, rows, tidy
+from lecture17.experiments.train_settings import TrainSettings
 
 # §7.5: PyTorch's name for the placement of LayerNorm, and the label we print for it
 PLACEMENTS = {"post_ln": False, "pre_ln": True}
@@ -90,17 +93,28 @@ def _additive_mask(torch, mask: np.ndarray):
 
 
 def _numel(module) -> int:
+    """The number of parameters of a PyTorch module (§7.4's counts)."""
     return sum(p.numel() for p in module.parameters())
+
+
+def _with_affine(norm, gamma: np.ndarray, beta: np.ndarray):
+    """A PyTorch norm layer whose gain and bias are set to gamma, beta (float64 numpy)."""
+    import torch
+
+    with torch.no_grad():
+        norm.weight.copy_(torch.from_numpy(gamma))
+        norm.bias.copy_(torch.from_numpy(beta))
+    return norm
 
 
 # -------------------------------------------------------------------------------------------
 # 04.1 numpy encoder layer = nn.TransformerEncoderLayer; parameter counts (§7.4)
 
 
-def _base_model_parameters(
+def _base_model_counts(
     torch, d_model: int, d_ff: int, n_heads: int, n_layers: int, vocab_size: int
-) -> list[dict]:
-    """The base model's parameters part by part: closed-form counts vs PyTorch's numel.
+) -> dict[str, tuple[int, int]]:
+    """§7.4: the base model's parameters part by part, (closed-form count, PyTorch's numel).
 
     The PyTorch modules are built on the meta device: shapes only, no memory, no init.
     """
@@ -131,22 +145,26 @@ def _base_model_parameters(
         sum(counts[part][i] for part in ("encoder_stack", "decoder_stack", "embedding"))
         for i in (0, 1)
     )
+    return counts
+
+
+def _base_model_parameters(torch, *sizes) -> list[dict]:
+    """§7.4's rows: `part` → `params_numpy`, `params_torch` (`_base_model_counts`, sizes
+    d_model, d_ff, n_heads, n_layers, vocab_size), and `ffn_to_attention` per encoder layer
+    and for the whole model."""
+    counts, n_layers = _base_model_counts(torch, *sizes), sizes[3]
     records = [
-        {"part": part, "quantity": q, "value": v}
+        row(q, v, part=part)
         for part, pair in counts.items()
         for q, v in zip(("params_numpy", "params_torch"), pair, strict=True)
     ]
     # flag F05: "FFN = 2x attention" holds per encoder layer; decoder layers have two MHAs
+    mha, ffn = counts["mha"][0], counts["ffn"][0]
     n_attention = n_layers * mha + n_layers * 2 * mha
-    records += [
-        {"part": "encoder_layer", "quantity": "ffn_to_attention", "value": ffn / mha},
-        {
-            "part": "model",
-            "quantity": "ffn_to_attention",
-            "value": 2 * n_layers * ffn / n_attention,
-        },
+    return records + [
+        row("ffn_to_attention", ffn / mha, part="encoder_layer"),
+        row("ffn_to_attention", 2 * n_layers * ffn / n_attention, part="model"),
     ]
-    return records
 
 
 def encoder_vs_torch(
@@ -184,7 +202,7 @@ def encoder_vs_torch(
         )  # (b, n, d_model)
         theirs = layer(x).detach().numpy()  # (b, n, d_model)
         diff = np.abs(ours - theirs).max()
-        records.append({"placement": placement, "quantity": "max_abs_diff", "value": diff})
+        records.append(row("max_abs_diff", diff, placement=placement))
     records += _base_model_parameters(
         torch, base_d_model, base_d_ff, base_n_heads, base_n_layers, vocab_size
     )
@@ -202,6 +220,36 @@ def _batch(sentence, others, pad, padded_len):
         padding = np.tile(pad, (padded_len - len(words), 1))  # (padded_len - len, d_model)
         rows.append(np.concatenate([words, padding]))  # (padded_len, d_model)
     return np.stack(rows)  # (batch_size, padded_len, d_model)
+
+
+def _sentence_batches(rng, d_model: int, sentence_len: int, padded_len: int, batch_size: int):
+    """§7.3's batches, drawn in this order: batch A (the sentence among batch_size − 1 random
+    sentences of random lengths, all padded with one pad vector) and its two variations,
+    `batch` (new other sentences) and `padding` (a new pad vector)."""
+
+    def other_sentences():
+        lengths = rng.integers(1, padded_len + 1, size=batch_size - 1)
+        return [rng.standard_normal((n, d_model)) for n in lengths]
+
+    sentence = rng.standard_normal((sentence_len, d_model))  # (sentence_len, d_model)
+    others, pad = other_sentences(), rng.standard_normal(d_model)
+    batch_a = _batch(sentence, others, pad, padded_len)  # (b, padded_len, d_model)
+    variants = {
+        "batch": _batch(sentence, other_sentences(), pad, padded_len),
+        "padding": _batch(sentence, others, rng.standard_normal(d_model), padded_len),
+    }
+    return batch_a, variants
+
+
+def _change_rows(norms: dict, batch_a, variants: dict, sentence_len: int) -> list[dict]:
+    """§7.3: (`norm`, `change`) → `max_abs_change` of the sentence's own outputs."""
+    records = []
+    for norm, fn in norms.items():
+        out_a = fn(batch_a)[0, :sentence_len]  # (sentence_len, d_model), the sentence's own
+        for change, batch in variants.items():
+            moved = np.abs(fn(batch)[0, :sentence_len] - out_a).max()
+            records.append(row("max_abs_change", moved, norm=norm, change=change))
+    return records
 
 
 def layernorm_vs_batchnorm(
@@ -222,45 +270,103 @@ def layernorm_vs_batchnorm(
     torch, _ = _torch(seed)
     rng = np.random.default_rng(seed)
     gamma, beta = 1 + 0.1 * rng.standard_normal(d_model), 0.1 * rng.standard_normal(d_model)
-
-    def other_sentences():
-        lengths = rng.integers(1, padded_len + 1, size=batch_size - 1)
-        return [rng.standard_normal((n, d_model)) for n in lengths]
-
-    sentence = rng.standard_normal((sentence_len, d_model))  # (sentence_len, d_model)
-    others, pad = other_sentences(), rng.standard_normal(d_model)
-    batch_a = _batch(sentence, others, pad, padded_len)  # (b, padded_len, d_model)
-    variants = {
-        "batch": _batch(sentence, other_sentences(), pad, padded_len),
-        "padding": _batch(sentence, others, rng.standard_normal(d_model), padded_len),
-    }
-
+    batch_a, variants = _sentence_batches(rng, d_model, sentence_len, padded_len, batch_size)
     bn = torch.nn.BatchNorm1d(d_model, dtype=torch.float64).train()  # batch statistics
-    with torch.no_grad():
-        bn.weight.copy_(torch.from_numpy(gamma))
-        bn.bias.copy_(torch.from_numpy(beta))
+    bn = _with_affine(bn, gamma, beta)
 
     def batch_norm(x):  # (b, n, d_model): every token of the batch is one sample
         tokens = torch.from_numpy(x.reshape(-1, d_model))  # (b * n, d_model)
         return bn(tokens).detach().numpy().reshape(x.shape)
 
     norms = {"batch_norm": batch_norm, "layer_norm": lambda x: layer_norm(x, gamma, beta)}
-    records = []
-    for norm, fn in norms.items():
-        out_a = fn(batch_a)[0, :sentence_len]  # (sentence_len, d_model), the sentence's own
-        for change, batch in variants.items():
-            moved = np.abs(fn(batch)[0, :sentence_len] - out_a).max()
-            records.append(
-                {"norm": norm, "change": change, "quantity": "max_abs_change", "value": moved}
-            )
-    ln = torch.nn.LayerNorm(d_model, dtype=torch.float64)
-    with torch.no_grad():
-        ln.weight.copy_(torch.from_numpy(gamma))
-        ln.bias.copy_(torch.from_numpy(beta))
+    records = _change_rows(norms, batch_a, variants, sentence_len)
+    ln = _with_affine(torch.nn.LayerNorm(d_model, dtype=torch.float64), gamma, beta)
     theirs = ln(torch.from_numpy(batch_a)).detach().numpy()
     diff = np.abs(layer_norm(batch_a, gamma, beta) - theirs).max()
-    records.append({"quantity": "layer_norm_vs_torch", "value": diff})
+    records.append(row("layer_norm_vs_torch", diff))
     return tidy(records, ["norm", "change"])
+
+
+# -------------------------------------------------------------------------------------------
+# 04.3 Post-LN vs Pre-LN, and warmup (§7.5)
+
+# setup -> (norm_first, with warmup?): §7.5's rows, Post-LN also with the 100-step warmup
+LN_SETUPS = {"post_ln": (False, False), "pre_ln": (True, False), "post_ln_warmup": (False, True)}
+
+
+def _classifier_builder(n_layers: int, d_model: int, n_heads: int, d_ff: int, norm_first: bool):
+    """What train() calls under torch.manual_seed(seed): §7.5's encoder classifier."""
+    from lecture17 import tiny_transformer, training
+
+    def make_model():
+        config = tiny_transformer.TransformerConfig(
+            training.VOCAB_SIZE,
+            training.VOCAB_SIZE,
+            n_enc_layers=n_layers,
+            d_model=d_model,
+            n_heads=n_heads,
+            d_ff=d_ff,
+            norm_first=norm_first,
+        )
+        return tiny_transformer.EncoderClassifier(config)
+
+    return make_model
+
+
+def _initial_accuracy(make_model, task, seed: int, n_test: int, device: str) -> dict:
+    """§7.5's step 0: the test-set accuracy of the very init train() builds under this seed."""
+    import torch
+
+    from lecture17 import training
+
+    with training.single_thread():
+        torch.manual_seed(seed)
+        test = training.to_device(training.evaluation_set(task, seed, n_test), device)
+        return task.evaluate(make_model().to(device), test)
+
+
+def post_vs_pre_ln(
+    *,
+    setup: str,
+    lr: float,
+    length: int,
+    train: TrainSettings,
+    n_layers: int,
+    d_model: int,
+    n_heads: int,
+    d_ff: int,
+    device: str,
+    seed: int,
+) -> pd.DataFrame:
+    """Train an n_layers encoder classifier on in-place reversal (§7.5) with Adam at `lr`.
+
+    setup: post_ln or pre_ln without warmup, or post_ln_warmup (Post-LN, linear warmup over
+    train.warmup steps). Rows: `accuracy` (per position, on the fixed test set) at every
+    `step` 0, eval_every, 2 eval_every, …, steps (step 0 = the initialisation);
+    `sequence_accuracy` after train.steps; `chance` (1 / number of symbols);
+    `simulated_chance`: what InplaceReversalTask.evaluate gives a guesser answering every
+    position with one of the 10 symbols uniformly at random (training.SymbolGuesser) over at
+    least training.CHANCE_DRAWS = 100,000 guesses (standard error 0.00095). It guesses among
+    the symbols a target can be; one over all 13 output classes would score 1/13 = 0.077.
+    """
+    from lecture17 import training
+
+    training.check_device(device)
+    if setup not in LN_SETUPS:
+        raise ValueError(f"unknown setup {setup!r}; expected one of {tuple(LN_SETUPS)}")
+    norm_first, warm = LN_SETUPS[setup]
+    make_model = _classifier_builder(n_layers, d_model, n_heads, d_ff, norm_first)
+    task = training.InplaceReversalTask(length)
+    before = _initial_accuracy(make_model, task, seed, train.n_test, device)
+    settings = replace(train, lr=lr, warmup=train.warmup if warm else 0)
+    run = training.train(make_model, task, settings, seed=seed, device=device)
+    curve = [{"step": 0, **before}, *run.evaluations]
+    records = [row("accuracy", e["accuracy"], step=e["step"]) for e in curve]
+    records += rows({"sequence_accuracy": run.final["sequence_accuracy"]})
+    records.append(row("chance", 1 / training.N_SYMBOLS))
+    guessed = training.guessed_chance(task, training.SymbolGuesser, seed, train.n_test)
+    records.append(row("simulated_chance", guessed["accuracy"]))
+    return tidy(records, ["step"])
 
 
 # -------------------------------------------------------------------------------------------
@@ -275,6 +381,28 @@ def _jacobian_blocks(torch, layer, y, memory, tgt_mask) -> np.ndarray:
 
     jac = torch.autograd.functional.jacobian(forward, y)  # (n, d_model, n, d_model)
     return jac.pow(2).sum(dim=(1, 3)).sqrt().numpy()  # (n, n): [t, s]
+
+
+def _masked_attention_values(weights_qkv, x, x_new, mask, first_replaced: int) -> dict:
+    """§8.1, single-head numpy attention: the largest weight above the diagonal, and the
+    largest change of outputs 0..first_replaced−1 when the later inputs are replaced."""
+    w_q, w_k, w_v = weights_qkv
+
+    def attend(inputs):
+        return scaled_dot_product_attention(inputs @ w_q, inputs @ w_k, inputs @ w_v, mask)
+
+    (out, weights), (out_new, _) = attend(x), attend(x_new)  # (n, d_model), (n, n)
+    future = np.triu(np.ones(weights.shape, dtype=bool), k=1)  # s > t
+    change = np.abs(out_new[:first_replaced] - out[:first_replaced]).max()
+    return {"max_weight_future": weights[future].max(), "max_change_past": change}
+
+
+def _jacobian_values(torch, layer, y, memory, mask) -> dict:
+    """§8.1 through a whole decoder layer: the largest and smallest ‖∂out_t/∂in_s‖_F, s > t."""
+    tgt_mask = None if mask is None else _additive_mask(torch, mask)
+    blocks = _jacobian_blocks(torch, layer, y, memory, tgt_mask)  # (n, n)
+    future = blocks[np.triu(np.ones(blocks.shape, dtype=bool), k=1)]  # (n(n-1)/2,)
+    return {"jacobian_future_max": future.max(), "jacobian_future_min": future.min()}
 
 
 def look_ahead_mask(
@@ -300,7 +428,7 @@ def look_ahead_mask(
     """
     torch, gen = _torch(seed)
     rng = np.random.default_rng(seed)
-    w_q, w_k, w_v = rng.standard_normal((3, d_model, d_model)) / np.sqrt(d_model)
+    weights_qkv = rng.standard_normal((3, d_model, d_model)) / np.sqrt(d_model)
     x = rng.standard_normal((seq_len, d_model))  # (n, d_model)
     x_new = x.copy()
     x_new[first_replaced:] = rng.standard_normal((seq_len - first_replaced, d_model))
@@ -309,23 +437,10 @@ def look_ahead_mask(
     y = torch.randn(seq_len, d_model, generator=gen, dtype=torch.float64)
     memory = torch.randn(src_len, d_model, generator=gen, dtype=torch.float64)
 
-    def attend(inputs, mask):
-        return scaled_dot_product_attention(inputs @ w_q, inputs @ w_k, inputs @ w_v, mask)
-
-    future = np.triu(np.ones((seq_len, seq_len), dtype=bool), k=1)  # s > t
     records = []
     for name, mask in {"look_ahead": create_look_ahead_mask(seq_len), "none": None}.items():
-        out, weights = attend(x, mask)  # (n, d_model), (n, n)
-        out_new, _ = attend(x_new, mask)
-        change = np.abs(out_new[:first_replaced] - out[:first_replaced]).max()
-        tgt_mask = None if mask is None else _additive_mask(torch, mask)
-        blocks = _jacobian_blocks(torch, layer, y, memory, tgt_mask)[future]  # (n(n-1)/2,)
-        records += [
-            {"mask": name, "quantity": "max_weight_future", "value": weights[future].max()},
-            {"mask": name, "quantity": "max_change_past", "value": change},
-            {"mask": name, "quantity": "jacobian_future_max", "value": blocks.max()},
-            {"mask": name, "quantity": "jacobian_future_min", "value": blocks.min()},
-        ]
+        values = _masked_attention_values(weights_qkv, x, x_new, mask, first_replaced)
+        records += rows(values | _jacobian_values(torch, layer, y, memory, mask), mask=name)
     return tidy(records, ["mask"])
 
 
@@ -380,6 +495,49 @@ def _counted_decoding(torch, torch_layers, y, memory) -> tuple[dict, np.ndarray]
     return counts, torch.cat(cached, dim=1).numpy()  # (b, n, d_model)
 
 
+def _placement_rows(torch, random_layer, y, memory, n_heads: int) -> list[dict]:
+    """§8.2: `placement` (post_ln, pre_ln) → `max_abs_diff` between decoder_layer_forward and
+    nn.TransformerDecoderLayer (same random parameters, look-ahead mask, a random memory)."""
+    mask = create_look_ahead_mask(y.shape[1])  # (n, n)
+    records = []
+    for placement, norm_first in PLACEMENTS.items():
+        layer = random_layer(norm_first)
+        params = decoder_layer_params_from_torch(layer)
+        ours = decoder_layer_forward(
+            y.numpy(), memory.numpy(), params, n_heads, self_mask=mask, norm_first=norm_first
+        )  # (b, n, d_model)
+        theirs = layer(y, memory, tgt_mask=_additive_mask(torch, mask)).detach().numpy()
+        diff = np.abs(ours - theirs).max()
+        records.append(row("max_abs_diff", diff, placement=placement))
+    return records
+
+
+def _incremental_error(y, memory, layers, n_heads: int) -> tuple[float, np.ndarray]:
+    """§8.4: max |parallel − prefix by prefix| of a numpy decoder stack (the prefix 1..t's
+    last row against row t − 1 of one pass over all positions), and that parallel output."""
+    parallel = _decoder_stack(y, memory, layers, n_heads)  # (b, n, d_model), teacher forcing
+    worst = 0.0
+    for t in range(1, y.shape[1] + 1):
+        step = _decoder_stack(y[:, :t], memory, layers, n_heads)[:, -1]  # (b, d_model)
+        worst = max(worst, np.abs(step - parallel[:, t - 1]).max())
+    return worst, parallel
+
+
+def _decoding_values(torch, torch_layers, y, memory, n_heads: int) -> dict:
+    """§8.4: with the look-ahead mask, position t depends on the first t + 1 inputs only.
+    The numpy copy of the stack run once vs prefix by prefix (`_incremental_error`), the
+    positions computed without and with a KV cache, and the cached outputs vs the parallel."""
+    layers = [decoder_layer_params_from_torch(layer) for layer in torch_layers]
+    worst, parallel = _incremental_error(y, memory, layers, n_heads)
+    counts, cached = _counted_decoding(torch, torch_layers, y, memory)
+    return {
+        "parallel_vs_incremental": worst,
+        "positions_without_cache": counts["without_cache"],
+        "positions_with_cache": counts["with_cache"],
+        "parallel_vs_cached": np.abs(cached - parallel).max(),
+    }
+
+
 def decoder_vs_torch(
     *,
     d_model: int,
@@ -412,39 +570,29 @@ def decoder_vs_torch(
 
     y = torch.randn(batch_size, tgt_len, d_model, generator=gen, dtype=torch.float64)
     memory = torch.randn(batch_size, src_len, d_model, generator=gen, dtype=torch.float64)
-    mask = create_look_ahead_mask(tgt_len)  # (n, n)
-    records = []
-    for placement, norm_first in PLACEMENTS.items():
-        layer = random_layer(norm_first)
-        params = decoder_layer_params_from_torch(layer)
-        ours = decoder_layer_forward(
-            y.numpy(), memory.numpy(), params, n_heads, self_mask=mask, norm_first=norm_first
-        )  # (b, n, d_model)
-        theirs = layer(y, memory, tgt_mask=_additive_mask(torch, mask)).detach().numpy()
-        diff = np.abs(ours - theirs).max()
-        records.append({"placement": placement, "quantity": "max_abs_diff", "value": diff})
-
-    # §8.4: with the look-ahead mask, position t depends on the first t + 1 inputs only
-    torch_layers = [random_layer(False) for _ in range(n_layers)]
-    layers = [decoder_layer_params_from_torch(layer) for layer in torch_layers]
-    y, memory = y.numpy(), memory.numpy()
-    parallel = _decoder_stack(y, memory, layers, n_heads)  # (b, n, d_model), teacher forcing
-    worst = 0.0
-    for t in range(1, tgt_len + 1):
-        step = _decoder_stack(y[:, :t], memory, layers, n_heads)[:, -1]  # (b, d_model)
-        worst = max(worst, np.abs(step - parallel[:, t - 1]).max())
-    counts, cached = _counted_decoding(torch, torch_layers, y, memory)
-    records += [
-        {"quantity": "parallel_vs_incremental", "value": worst},
-        {"quantity": "positions_without_cache", "value": counts["without_cache"]},
-        {"quantity": "positions_with_cache", "value": counts["with_cache"]},
-        {"quantity": "parallel_vs_cached", "value": np.abs(cached - parallel).max()},
-    ]
+    records = _placement_rows(torch, random_layer, y, memory, n_heads)
+    torch_layers = [random_layer(False) for _ in range(n_layers)]  # a Post-LN stack
+    records += rows(_decoding_values(torch, torch_layers, y.numpy(), memory.numpy(), n_heads))
     return tidy(records, ["placement"])
 
 
 # -------------------------------------------------------------------------------------------
 # 04.6 padding mask (§8.3)
+
+
+def _padded_inputs(rng, d_model: int, seq_len: int, n_real: int, batch_size: int, vocab: int):
+    """§8.3's random draws, in this order: embeddings (row 0 = pad), W^{Q,K,V,O} and biases,
+    tokens (sentence 0: n_real words, then pads); returns the parameters, the tokens (b, n),
+    their embeddings x (b, n, d_model) and x with new random pad vectors in sentence 0."""
+    embedding = rng.standard_normal((vocab, d_model))  # (vocab, d_model); row 0 = pad
+    params = {f"W_{p}": rng.standard_normal((d_model, d_model)) / np.sqrt(d_model) for p in "qkvo"}
+    params |= {f"b_{p}": 0.1 * rng.standard_normal(d_model) for p in "qkvo"}
+    tokens = rng.integers(1, vocab, size=(batch_size, seq_len))  # (b, n), no pad yet
+    tokens[0, n_real:] = 0  # sentence 0: n_real words, then padding
+    x = embedding[tokens]  # (b, n, d_model)
+    x_new_pads = x.copy()
+    x_new_pads[0, n_real:] = rng.standard_normal((seq_len - n_real, d_model))
+    return params, tokens, x, x_new_pads
 
 
 def padding_mask(
@@ -469,14 +617,8 @@ def padding_mask(
     `max_change_new_pads`: change of those outputs when the pad vectors are replaced.
     """
     rng = np.random.default_rng(seed)
-    embedding = rng.standard_normal((vocab_size, d_model))  # (vocab, d_model); row 0 = pad
-    params = {f"W_{p}": rng.standard_normal((d_model, d_model)) / np.sqrt(d_model) for p in "qkvo"}
-    params |= {f"b_{p}": 0.1 * rng.standard_normal(d_model) for p in "qkvo"}
-    tokens = rng.integers(1, vocab_size, size=(batch_size, seq_len))  # (b, n), no pad yet
-    tokens[0, n_real:] = 0  # sentence 0: n_real words, then padding
-    x = embedding[tokens]  # (b, n, d_model)
-    x_new_pads = x.copy()
-    x_new_pads[0, n_real:] = rng.standard_normal((seq_len - n_real, d_model))
+    sizes = (d_model, seq_len, n_real, batch_size, vocab_size)
+    params, tokens, x, x_new_pads = _padded_inputs(rng, *sizes)
     alone, _ = multi_head_attention(x[:1, :n_real], x[:1, :n_real], params, n_heads)
 
     pads = tokens == 0  # (b, n)
@@ -488,98 +630,6 @@ def padding_mask(
         real = out[0, :n_real]  # (n_real, d_model), sentence 0's words
         vs_alone = np.abs(real - alone[0]).max()
         new_pads = np.abs(out_new[0, :n_real] - real).max()
-        records += [
-            {"mask": name, "quantity": "max_weight_on_pads", "value": on_pads.max()},
-            {"mask": name, "quantity": "max_diff_vs_alone", "value": vs_alone},
-            {"mask": name, "quantity": "max_change_new_pads", "value": new_pads},
-        ]
+        values = {"max_weight_on_pads": on_pads.max(), "max_diff_vs_alone": vs_alone}
+        records += rows(values | {"max_change_new_pads": new_pads}, mask=name)
     return tidy(records, ["mask"])
-
-
-# -------------------------------------------------------------------------------------------
-# 04.3 Post-LN vs Pre-LN, and warmup (§7.5)
-
-# setup -> (norm_first, with warmup?): §7.5's rows, Post-LN also with the 100-step warmup
-LN_SETUPS = {"post_ln": (False, False), "pre_ln": (True, False), "post_ln_warmup": (False, True)}
-
-
-def post_vs_pre_ln(
-    *,
-    setup: str,
-    lr: float,
-    length: int,
-    steps: int,
-    eval_every: int,
-    warmup: int,
-    batch_size: int,
-    n_test: int,
-    n_layers: int,
-    d_model: int,
-    n_heads: int,
-    d_ff: int,
-    device: str,
-    seed: int,
-) -> pd.DataFrame:
-    """Train an n_layers encoder classifier on in-place reversal (§7.5) with Adam at `lr`.
-
-    setup: post_ln or pre_ln without warmup, or post_ln_warmup (Post-LN, linear warmup over
-    `warmup` steps). Rows: `accuracy` (per position, all positions of the n_test-sample test
-    set) at every `step` 0, eval_every, 2 eval_every, …, steps (step 0 = the initialisation);
-    `sequence_accuracy` after `steps`; `chance` (1 / number of symbols); `simulated_chance`:
-    the accuracy that InplaceReversalTask.evaluate, the models' own metric, gives a guesser
-    answering every position with one of the 10 symbols uniformly at random
-    (training.SymbolGuesser, generator seeded with `seed`), over passes of the test set until
-    it has made at least training.CHANCE_DRAWS = 100,000 guesses (standard error
-    sqrt(0.1 · 0.9 / 100,000) = 0.00095). It guesses among the symbols a target can be; a
-    guesser over all 13 output classes (PAD, BOS, EOS too) would score 1/13 = 0.077.
-    """
-    import torch
-
-    from lecture17 import tiny_transformer, training
-
-    training.check_device(device)
-    if setup not in LN_SETUPS:
-        raise ValueError(f"unknown setup {setup!r}; expected one of {tuple(LN_SETUPS)}")
-    norm_first, warm = LN_SETUPS[setup]
-
-    def make_model():
-        config = tiny_transformer.TransformerConfig(
-            training.VOCAB_SIZE,
-            training.VOCAB_SIZE,
-            n_enc_layers=n_layers,
-            d_model=d_model,
-            n_heads=n_heads,
-            d_ff=d_ff,
-            norm_first=norm_first,
-        )
-        return tiny_transformer.EncoderClassifier(config)
-
-    task = training.InplaceReversalTask(length)
-    with training.single_thread():  # step 0: the very init train() builds under this seed
-        torch.manual_seed(seed)
-        test = training.to_device(training.evaluation_set(task, seed, n_test), device)
-        before = task.evaluate(make_model().to(device), test)
-    run = training.train(
-        make_model,
-        task,
-        steps=steps,
-        lr=lr,
-        seed=seed,
-        optimizer="adam",
-        warmup=warmup if warm else 0,
-        batch_size=batch_size,
-        eval_every=eval_every,
-        n_test=n_test,
-        device=device,
-    )
-    curve = [{"step": 0, **before}, *run.evaluations]
-    records = [{"step": e["step"], "quantity": "accuracy", "value": e["accuracy"]} for e in curve]
-    records += [
-        {"quantity": "sequence_accuracy", "value": run.final["sequence_accuracy"]},
-        {"quantity": "chance", "value": 1 / training.N_SYMBOLS},
-    ]
-    guesser = training.SymbolGuesser(torch.Generator().manual_seed(seed))
-    guessed = training.simulated_chance(task, training.evaluation_set(task, seed, n_test), guesser)
-    records.append({"quantity": "simulated_chance", "value": guessed["accuracy"]})
-    table = pd.DataFrame.from_records(records, columns=["step", "quantity", "value"])
-    return table.astype({"step": "Int64", "value": np.float64})

@@ -23,7 +23,8 @@ from lecture17.attention_numpy import (
     relative_shift_matrix,
     scaled_dot_product_attention,
 )
-from lecture17.experiments.tidy import tidy
+from lecture17.experiments.tidy import row, rows, tidy
+from lecture17.experiments.train_settings import TrainSettings
 
 # -------------------------------------------------------------------------------------------
 # helpers
@@ -57,21 +58,16 @@ def wavelengths(
     omega = _pair_frequencies(pe)  # (d_model/2,)
     records = []
     for i, w in enumerate(omega):
-        records += [
-            {"pair": i, "quantity": "omega", "value": w},
-            {"pair": i, "quantity": "wavelength", "value": 2 * np.pi / w},  # in positions
-        ]
+        records += rows({"omega": w, "wavelength": 2 * np.pi / w}, pair=i)  # in positions
     # §6.2: every position vector has the same length sqrt(d_model/2); every entry in [-1, 1]
     norms = np.linalg.norm(pe[:n_norm_positions], axis=-1)  # (n_norm_positions,)
+    extremes = {"value_min": pe[:n_norm_positions].min(), "value_max": pe[:n_norm_positions].max()}
+    records += rows({"norm_min": norms.min(), "norm_max": norms.max(), **extremes})
     records += [
-        {"quantity": "norm_min", "value": norms.min()},
-        {"quantity": "norm_max", "value": norms.max()},
-        {"quantity": "value_min", "value": pe[:n_norm_positions].min()},
-        {"quantity": "value_max", "value": pe[:n_norm_positions].max()},
+        row("pe", pe[pos, dim], pos=pos, dim=dim)
+        for pos in range(n_heatmap_positions)
+        for dim in range(d_model)
     ]
-    for pos in range(n_heatmap_positions):
-        for dim in range(d_model):
-            records.append({"pos": pos, "dim": dim, "quantity": "pe", "value": pe[pos, dim]})
     return tidy(records, ["pair", "pos", "dim"])
 
 
@@ -98,15 +94,12 @@ def relative_shift(
         p = np.arange(max(0, -k), n_positions)  # positions whose p + k exists
         err = np.abs(pe[p] @ shift - pe[p + k]).max()
         ortho = np.abs(shift @ shift.T - np.eye(d_model)).max()
-        records += [
-            {"k": k, "quantity": "max_abs_err", "value": err},
-            {"k": k, "quantity": "orthogonality_err", "value": ortho},
-        ]
+        records += rows({"max_abs_err": err, "orthogonality_err": ortho}, k=k)
     # §6.3: rotations compose: shifting by a and then by b is shifting by a + b
     a, b = composition
     product = relative_shift_matrix(a, d_model) @ relative_shift_matrix(b, d_model)
     err = np.abs(product - relative_shift_matrix(a + b, d_model)).max()
-    records.append({"quantity": "composition_err", "value": err})
+    records.append(row("composition_err", err))
     return tidy(records, ["k"])
 
 
@@ -134,7 +127,7 @@ def pe_dot_products(
     pe = positional_encoding(reach + 1, d_model)  # (reach + 1, d_model)
     dots = np.array([[pe[p] @ pe[p + k] for k in distances] for p in starts])  # (n_p, n_k)
     records = [
-        {"p": p, "k": k, "quantity": "dot", "value": dots[i, j]}
+        row("dot", dots[i, j], p=p, k=k)
         for i, p in enumerate(starts)
         for j, k in enumerate(distances)
     ]
@@ -146,16 +139,50 @@ def pe_dot_products(
     # §6.3: the dot product shrinks with the distance, but not monotonically
     curve = pe[: max_rise_distance + 1] @ pe[0]  # (max_rise_distance + 1,), dot(k) from p = 0
     rises = int(np.sum(curve[1:] > curve[:-1]))
-    records += [
-        {"quantity": "row_max_diff", "value": spread},
-        {"quantity": "symmetry_max_diff", "value": symmetry},
-        {"quantity": "n_rises", "value": rises},
-    ]
+    records += rows({"row_max_diff": spread, "symmetry_max_diff": symmetry, "n_rises": rises})
     return tidy(records, ["p", "k"])
 
 
 # -------------------------------------------------------------------------------------------
 # 03.4 a linear W^Q looks at the previous token (§6.4)
+
+
+def _previous_token_rows(pe: np.ndarray, betas: list[float]) -> list[dict]:
+    """§6.4: queries β·PE(i − 1) against keys PE(j). `beta` → `n_with_predecessor` (positions
+    1..n−1), `n_argmax_previous` (of those, how many put their largest weight on i − 1),
+    `mean_weight_previous`."""
+    n_positions, d_model = pe.shape
+    back_one = relative_shift_matrix(-1, d_model)  # PE(i) M_{-1} = PE(i - 1)
+    rows_, previous = np.arange(1, n_positions), np.arange(n_positions - 1)  # i ≥ 1 and i − 1
+    records = []
+    for beta in betas:
+        queries = pe @ (beta * back_one)  # (n, d_model), row i = β PE(i − 1)
+        _, weights = scaled_dot_product_attention(queries, pe, pe)  # (n, n); W^K = I, V unused
+        on_previous = weights[rows_, previous]  # (n − 1,)
+        hits = np.sum(weights[rows_].argmax(axis=-1) == previous)
+        counts = {"n_with_predecessor": len(rows_), "n_argmax_previous": hits}
+        records += rows(counts | {"mean_weight_previous": on_previous.mean()}, beta=float(beta))
+    return records
+
+
+def _control_rows(rng, n_positions: int, d_model: int, n_control_queries: int) -> list[dict]:
+    """§6.4's control: no PE, n identical random word vectors, `n_control_queries` random W^Q →
+    `control_mean_weight_previous`, `control_max_dev_uniform` = max |w − 1/n|. Without PE
+    identical words get identical keys, so every query scores them equally."""
+    words = np.tile(rng.standard_normal(d_model), (n_positions, 1))  # (n, d_model), one word
+    control = []
+    for _ in range(n_control_queries):
+        w_q = rng.standard_normal((d_model, d_model)) / np.sqrt(d_model)  # (d_model, d_model)
+        _, weights = scaled_dot_product_attention(words @ w_q, words, words)  # (n, n)
+        control.append(weights)
+    control = np.stack(control)  # (n_control_queries, n, n)
+    rows_, previous = np.arange(1, n_positions), np.arange(n_positions - 1)
+    return rows(
+        {
+            "control_mean_weight_previous": control[:, rows_, previous].mean(),
+            "control_max_dev_uniform": np.abs(control - 1 / n_positions).max(),
+        }
+    )
 
 
 def previous_token_head(
@@ -164,41 +191,14 @@ def previous_token_head(
     """Inputs = PE only; W^Q = β M_{-1}, W^K = I, so query i is β·PE(i − 1).
 
     Scores are divided by sqrt(d_k) = sqrt(d_model), as in every attention of the lecture
-    (scaled_dot_product_attention). Rows: `beta` → `n_with_predecessor` (positions 1..n−1),
-    `n_argmax_previous` (of those, how many put their largest weight on position i − 1),
-    `mean_weight_previous`. Control (§6.4), no label: no PE, n identical random word vectors,
-    `n_control_queries` random W^Q → `control_mean_weight_previous`, `control_max_dev_uniform`
-    = max |w − 1/n|. The seed draws the control's word vector and W^Q.
+    (scaled_dot_product_attention). Rows: `beta` → `n_with_predecessor`, `n_argmax_previous`,
+    `mean_weight_previous` (`_previous_token_rows`); then the control (§6.4, no label:
+    `_control_rows`), whose word vector and W^Q the seed draws.
     """
     pe = positional_encoding(n_positions, d_model)  # (n, d_model)
-    back_one = relative_shift_matrix(-1, d_model)  # PE(i) M_{-1} = PE(i - 1)
-    rows, previous = np.arange(1, n_positions), np.arange(n_positions - 1)  # i ≥ 1 and i − 1
-    records = []
-    for beta in betas:
-        queries = pe @ (beta * back_one)  # (n, d_model), row i = β PE(i − 1)
-        _, weights = scaled_dot_product_attention(queries, pe, pe)  # (n, n); W^K = I, V unused
-        on_previous = weights[rows, previous]  # (n − 1,)
-        hits = np.sum(weights[rows].argmax(axis=-1) == previous)
-        records += [
-            {"beta": beta, "quantity": "n_with_predecessor", "value": len(rows)},
-            {"beta": beta, "quantity": "n_argmax_previous", "value": hits},
-            {"beta": beta, "quantity": "mean_weight_previous", "value": on_previous.mean()},
-        ]
-    # control: without PE identical words get identical keys, so every query scores them equally
-    rng = np.random.default_rng(seed)
-    words = np.tile(rng.standard_normal(d_model), (n_positions, 1))  # (n, d_model), one word
-    control = []
-    for _ in range(n_control_queries):
-        w_q = rng.standard_normal((d_model, d_model)) / np.sqrt(d_model)  # (d_model, d_model)
-        _, weights = scaled_dot_product_attention(words @ w_q, words, words)  # (n, n)
-        control.append(weights)
-    control = np.stack(control)  # (n_control_queries, n, n)
-    records += [
-        {"quantity": "control_mean_weight_previous", "value": control[:, rows, previous].mean()},
-        {"quantity": "control_max_dev_uniform", "value": np.abs(control - 1 / n_positions).max()},
-    ]
-    table = pd.DataFrame.from_records(records, columns=["beta", "quantity", "value"])
-    return table.astype({"beta": np.float64, "value": np.float64})
+    records = _previous_token_rows(pe, betas)
+    records += _control_rows(np.random.default_rng(seed), n_positions, d_model, n_control_queries)
+    return tidy(records, ["beta"])
 
 
 # -------------------------------------------------------------------------------------------
@@ -251,15 +251,24 @@ def _init_norms(model, length: int) -> dict[str, float]:
     return norms
 
 
+def _recording_builder(variant: str, length: int, sizes: dict, init: dict):
+    """What train() calls under torch.manual_seed(seed): the §6.6 model of one variant, whose
+    norms at initialisation (`_init_norms`) go into `init`. This IS the trained init."""
+    from lecture17.training import VOCAB_SIZE
+
+    def make_model():
+        model = pe_ablation_model(variant=variant, vocab_size=VOCAB_SIZE, **sizes)
+        init.update(_init_norms(model, length))
+        return model
+
+    return make_model
+
+
 def pe_ablation(
     *,
     variant: str,
     length: int,
-    steps: int,
-    lr: float,
-    warmup: int,
-    batch_size: int,
-    n_test: int,
+    train: TrainSettings,
     d_model: int,
     n_heads: int,
     d_ff: int,
@@ -269,69 +278,32 @@ def pe_ablation(
     device: str,
     seed: int,
 ) -> pd.DataFrame:
-    """Reverse `length` symbols (§9.1) with a 1 + 1 layer Transformer of one PE `variant`.
+    """Reverse `length` symbols (§9.1) with a 1 + 1 layer Transformer of one PE `variant`,
+    trained as `train` says (Adam, linear warmup) and evaluated by greedy decoding from BOS
+    on train.n_test new sequences. `scale` is MultiHeadAttention's 1/√d_k (Ex9: False).
 
-    Evaluated by greedy decoding from BOS on n_test new sequences after `steps` Adam steps
-    (linear warmup over `warmup` steps). `scale` is MultiHeadAttention's 1/√d_k (Ex9: False).
     Rows (quantity, value): `token_accuracy` (the L symbols and the EOS, reading-aid flag F01),
     `symbol_accuracy` (the L symbols), `sequence_accuracy` (all L + 1 right), `chance` (token
     accuracy of uniform guessing with a right EOS: (L/10 + 1)/(L + 1)); at initialisation
     (`_init_norms`): `emb_scale`, `embedding_norm`, `scaled_embedding_norm`, `pe_norm`; then
     `simulated_chance` and `simulated_symbol_chance`: the token and symbol accuracy that
-    ReversalTask.evaluate (greedy_accuracy, the models' own metric) gives a random guesser
-    (training.SymbolGuesser, generator seeded with `seed`) over passes of the test set until
-    it has drawn at least training.CHANCE_DRAWS = 100,000 symbols. The guesser knows the
-    length: it outputs L uniformly random symbols, then EOS, so the EOS position is always
-    right (flag F01: the lecture's 0.153 = (16 · 0.1 + 1)/17). Standard errors:
-    (L/(L + 1)) · sqrt(0.1 · 0.9 / 100,000) = 0.00089 for the token accuracy at L = 16,
-    0.00095 for the symbol accuracy (chance 0.1).
+    ReversalTask.evaluate gives a random guesser (training.SymbolGuesser: L uniformly random
+    symbols, then EOS, so the EOS is always right: F01's 0.153 = (16 · 0.1 + 1)/17) over at
+    least training.CHANCE_DRAWS = 100,000 symbols (standard errors 0.00089 for the token
+    accuracy at L = 16, (L/(L + 1)) · sqrt(0.1 · 0.9 / 100,000); 0.00095 for the symbols).
     """
-    import torch
-
     from lecture17 import training
 
     training.check_device(device)
-    sizes = dict(
-        d_model=d_model,
-        n_heads=n_heads,
-        d_ff=d_ff,
-        n_enc_layers=n_enc_layers,
-        n_dec_layers=n_dec_layers,
-        scale=scale,
-    )
-    init = {}
-
-    def make_model():  # train() calls it under torch.manual_seed(seed): this IS the trained init
-        model = pe_ablation_model(variant=variant, vocab_size=training.VOCAB_SIZE, **sizes)
-        init.update(_init_norms(model, length))
-        return model
-
-    task = training.ReversalTask(length)
-    run = training.train(
-        make_model,
-        task,
-        steps=steps,
-        lr=lr,
-        seed=seed,
-        optimizer="adam",
-        warmup=warmup,
-        batch_size=batch_size,
-        n_test=n_test,
-        device=device,
-    )
-    final = run.final
+    sizes = dict(d_model=d_model, n_heads=n_heads, d_ff=d_ff, scale=scale)
+    sizes |= dict(n_enc_layers=n_enc_layers, n_dec_layers=n_dec_layers)
+    init, task = {}, training.ReversalTask(length)
+    make_model = _recording_builder(variant, length, sizes, init)
+    final = training.train(make_model, task, train, seed=seed, device=device).final
+    values = {q: final[q] for q in ("token_accuracy", "symbol_accuracy", "sequence_accuracy")}
     # F01: a uniform guess is right 1 time in N_SYMBOLS on each symbol; EOS counted as right
-    chance = (length / training.N_SYMBOLS + 1) / (length + 1)
-    guesser = training.SymbolGuesser(torch.Generator().manual_seed(seed))
-    guessed = training.simulated_chance(task, training.evaluation_set(task, seed, n_test), guesser)
-    values = {
-        "token_accuracy": final["token_accuracy"],
-        "symbol_accuracy": final["symbol_accuracy"],
-        "sequence_accuracy": final["sequence_accuracy"],
-        "chance": chance,
-        **init,
-        "simulated_chance": guessed["token_accuracy"],
-        "simulated_symbol_chance": guessed["symbol_accuracy"],
-    }
-    table = pd.DataFrame({"quantity": list(values), "value": list(values.values())})
-    return table.astype({"value": np.float64})
+    values["chance"] = (length / training.N_SYMBOLS + 1) / (length + 1)
+    guessed = training.guessed_chance(task, training.SymbolGuesser, seed, train.n_test)
+    values |= init | {"simulated_chance": guessed["token_accuracy"]}
+    values["simulated_symbol_chance"] = guessed["symbol_accuracy"]
+    return tidy(rows(values), [])

@@ -17,6 +17,8 @@ config/config.yaml, a `seed`, and a tidy DataFrame (label columns, `quantity`, `
 A label that does not apply to a row is left empty (None).
 """
 
+from dataclasses import replace
+
 import numpy as np
 import pandas as pd
 
@@ -33,7 +35,8 @@ from lecture17.attention_numpy import (
 
 # 02.5 reuses the sentence of 01.1 (§5.1 "回到 Jane 的句子"); that module is numpy-only too.
 from lecture17.experiments.self_attention import JANE_DIMS, JANE_WORDS, jane_embeddings
-from lecture17.experiments.tidy import tidy
+from lecture17.experiments.tidy import row, rows, tidy
+from lecture17.experiments.train_settings import TrainSettings
 
 # -------------------------------------------------------------------------------------------
 # helpers
@@ -75,11 +78,9 @@ def dot_product_variance(*, d_k_values: list[int], n_pairs: int, seed: int) -> p
     records = []
     for d_k in d_k_values:
         dots = _random_scores(rng, n_pairs, 1, d_k)[:, 0]  # (n_pairs,)
-        records += [
-            {"d_k": d_k, "quantity": "var", "value": np.var(dots, ddof=1)},
-            {"d_k": d_k, "quantity": "std", "value": np.std(dots, ddof=1)},
-            {"d_k": d_k, "quantity": "var_scaled", "value": np.var(dots / np.sqrt(d_k), ddof=1)},
-        ]
+        scaled = dots / np.sqrt(d_k)
+        stats = {"var": np.var(dots, ddof=1), "std": np.std(dots, ddof=1)}
+        records += rows(stats | {"var_scaled": np.var(scaled, ddof=1)}, d_k=d_k)
     return tidy(records, ["d_k"])
 
 
@@ -126,12 +127,102 @@ def softmax_saturation(
         scores = _random_scores(rng, n_trials, n_keys, d_k)  # (n_trials, n_keys)
         for scaled, s in (("scaled", scores / np.sqrt(d_k)), ("unscaled", scores)):
             stats = _softmax_statistics(s, saturation_threshold)
-            records += [
-                {"d_k": d_k, "scaled": scaled, "quantity": q, "value": v} for q, v in stats.items()
-            ]
+            records += rows(stats, d_k=d_k, scaled=scaled)
     uniform = _softmax_statistics(np.zeros((1, n_keys)), saturation_threshold)["entropy"]
-    records.append({"quantity": "measured_uniform_entropy", "value": uniform})
+    records.append(row("measured_uniform_entropy", uniform))
     return tidy(records, ["d_k", "scaled"])
+
+
+# -------------------------------------------------------------------------------------------
+# 02.3 the look-up task: training with and without 1/sqrt(d_k) (§4.4, Ex2(c), Ex9)
+
+
+def _steps_to(evaluations: list[dict], threshold: float) -> int | None:
+    """The first evaluated step whose accuracy is ≥ threshold (§4.4), None if none is."""
+    return next((e["step"] for e in evaluations if e["accuracy"] >= threshold), None)
+
+
+def _fastest(per_lr: dict) -> float:
+    """The lr that reaches the threshold first (ties: the first in the swept order); when none
+    reaches it, the lr with the highest final accuracy."""
+    reached = {lr: r["steps"] for lr, r in per_lr.items() if r["steps"] is not None}
+    if reached:
+        return min(reached, key=reached.get)
+    return max(per_lr, key=lambda lr: per_lr[lr]["final"])
+
+
+def _learning_rate_rows(evaluations: list[dict], lr: float, outcome: dict) -> list[dict]:
+    """§4.4, one swept lr (label `lr`, text as "%g"): `accuracy` at every evaluated `step`;
+    `steps_to_90`, the first step with accuracy ≥ threshold (only where there is one: never
+    NaN); `reached` (1 or 0); `final_accuracy`. outcome: {"steps": first step or None,
+    "final": final accuracy}."""
+    label = format(lr, "g")  # text: a float label would print as 0.00029999999999999997
+    first = outcome["steps"]
+    records = [row("accuracy", e["accuracy"], lr=label, step=e["step"]) for e in evaluations]
+    if first is not None:  # a lr that never reaches the threshold has no step count
+        records.append(row("steps_to_90", first, lr=label))
+    return records + [
+        row("reached", float(first is not None), lr=label),
+        row("final_accuracy", outcome["final"], lr=label),
+    ]
+
+
+def _sweep_rows(per_lr: dict, n_pairs: int) -> list[dict]:
+    """§4.4's table, one cell: `best_steps_to_90` (the fastest lr's, only if one reached),
+    `n_lrs_reached`, `n_lrs`, `best_lr` (the fastest lr, or the best final accuracy if none
+    reached) and `chance` (1 / n_pairs)."""
+    reached = [r["steps"] for r in per_lr.values() if r["steps"] is not None]
+    records = [row("best_steps_to_90", min(reached))] if reached else []
+    return records + [
+        row("n_lrs_reached", len(reached)),
+        row("n_lrs", len(per_lr)),
+        row("best_lr", _fastest(per_lr)),
+        row("chance", 1 / n_pairs),
+    ]
+
+
+def lookup_task(
+    *,
+    n_pairs: int,
+    d_model: int,
+    d_k: int,
+    scaled: bool,
+    optimizer: str,
+    adam_lrs: list[float],
+    sgd_lrs: list[float],
+    train: TrainSettings,
+    threshold: float,
+    device: str,
+    seed: int,
+) -> pd.DataFrame:
+    """One (d_k, scaled, optimizer) cell of §4.4's table: train LookupAttention at every
+    swept learning rate (adam_lrs or sgd_lrs) from the same init and the same batches.
+
+    Rows per lr (`_learning_rate_rows`: the accuracy every train.eval_every steps on the
+    fixed test set), per job (`_sweep_rows`), then `simulated_chance`: what LookupTask.evaluate
+    gives a guesser answering one of the n_pairs values uniformly at random
+    (training.ValueGuesser) over at least training.CHANCE_DRAWS = 100,000 guesses (standard
+    error sqrt(p(1 − p)/100,000) = 0.00077 at p = 1/16).
+    """
+    from lecture17 import training
+
+    training.check_device(device)
+    task = training.LookupTask(n_pairs, d_model)
+
+    def make_model():
+        return training.LookupAttention(d_model, d_k, scale=scaled)
+
+    records, per_lr = [], {}
+    for lr in adam_lrs if optimizer == "adam" else sgd_lrs:
+        settings = replace(train, optimizer=optimizer, lr=lr)  # unknown optimizer: train refuses
+        run = training.train(make_model, task, settings, seed=seed, device=device)
+        first = _steps_to(run.evaluations, threshold)
+        per_lr[lr] = {"steps": first, "final": run.final["accuracy"]}
+        records += _learning_rate_rows(run.evaluations, lr, per_lr[lr])
+    records += _sweep_rows(per_lr, n_pairs)
+    guessed = training.guessed_chance(task, training.ValueGuesser, seed, train.n_test)
+    records.append(row("simulated_chance", guessed["accuracy"]))
+    return tidy(records, ["lr", "step"])
 
 
 # -------------------------------------------------------------------------------------------
@@ -175,6 +266,75 @@ def _three_implementations(mha, tiny, params, n_heads, x_q, x_kv, mask=None):
     return out, weights
 
 
+def _parameter_count_rows(count_d_model: int, count_heads: list[int]) -> list[dict]:
+    """§5.2: the heads split d_model, they do not add parameters. `n_heads` →
+    `n_params_torch` (numel of nn.MultiheadAttention(count_d_model, h)), `n_params_formula`."""
+    from torch import nn
+
+    n_formula = count_mha_params(count_d_model)  # 4 d² + 4 d
+    records = []
+    for h in count_heads:
+        n_torch = sum(p.numel() for p in nn.MultiheadAttention(count_d_model, h).parameters())
+        records += [
+            row("n_params_torch", n_torch, n_heads=h),
+            row("n_params_formula", n_formula, n_heads=h),
+        ]
+    return records
+
+
+def _random_inputs(rng, batch: int, seq_len: int, cross_len: int, d_model: int, n_pad: int):
+    """§5.3–§5.4's inputs: x (b, n, d_model), another sequence (b, cross_len, d_model) for the
+    queries of cross-attention, and the padding mask (b, 1, n) of tokens whose last n_pad
+    positions are padding (1 = real token)."""
+    x = rng.standard_normal((batch, seq_len, d_model))  # (b, n, d_model)
+    x_other = rng.standard_normal((batch, cross_len, d_model))  # (b, n_q, d_model)
+    tokens = rng.integers(1, 10, size=(batch, seq_len))  # (b, n); 0 is the padding id
+    tokens[:, seq_len - n_pad :] = 0
+    return x, x_other, create_padding_mask(tokens)  # ..., (b, 1, n)
+
+
+# the three implementations compared pairwise, in the table's order
+COMPARISONS = (("numpy", "torch"), ("tiny", "torch"), ("numpy", "tiny"))
+
+
+def _agreement_rows(mha, tiny, params, n_heads: int, cases: dict) -> list[dict]:
+    """§5.3: (`case`, `comparison`) → `max_abs_diff_output`, `max_abs_diff_weights` between
+    each pair of the three implementations, for every case (x_q, x_kv, mask)."""
+    records = []
+    for case, (x_q, x_kv, mask) in cases.items():
+        out, weights = _three_implementations(mha, tiny, params, n_heads, x_q, x_kv, mask)
+        for a, b in COMPARISONS:
+            for quantity, values in (("output", out), ("weights", weights)):
+                diff = np.max(np.abs(values[a] - values[b]))
+                records.append(
+                    row(f"max_abs_diff_{quantity}", diff, case=case, comparison=f"{a}_vs_{b}")
+                )
+    return records
+
+
+def _mask_pitfall_rows(mha, x: np.ndarray, pad_mask: np.ndarray) -> list[dict]:
+    """§5.4 pitfall: our 1 = may attend handed to nn.MultiheadAttention, where True = ignore.
+    `mask` (inverted | correct) → `pad_weight_mean`, `_min`, `_max` of the weight each (head,
+    query) puts on the padding keys."""
+    import torch
+
+    is_pad = pad_mask[:, 0] == 0  # (b, n)
+    records = []
+    for name, ignore in (("inverted", ~is_pad), ("correct", is_pad)):
+        with torch.no_grad():
+            _, w = mha(
+                *(torch.from_numpy(x),) * 3,
+                key_padding_mask=torch.from_numpy(ignore),
+                average_attn_weights=False,
+            )  # (b, h, n, n)
+        on_pads = np.einsum("bhqk,bk->bhq", w.numpy(), is_pad.astype(np.float64))  # (b, h, n)
+        records += [
+            row(f"pad_weight_{stat}", getattr(np, stat)(on_pads), mask=name)
+            for stat in ("mean", "min", "max")
+        ]
+    return records
+
+
 def multihead_vs_torch(
     *,
     count_d_model: int,
@@ -199,61 +359,20 @@ def multihead_vs_torch(
     1 = may-attend mask is passed as its key_padding_mask unchanged (inverted) or flipped.
     """
     import torch
-    from torch import nn
 
     from lecture17.tiny_transformer import MultiHeadAttention
 
     torch.set_num_threads(1)
-    records = []
-    # §5.2: the heads split d_model, they do not add parameters.
-    n_formula = count_mha_params(count_d_model)  # 4 d² + 4 d
-    for h in count_heads:
-        n_torch = sum(p.numel() for p in nn.MultiheadAttention(count_d_model, h).parameters())
-        records += [
-            {"n_heads": h, "quantity": "n_params_torch", "value": n_torch},
-            {"n_heads": h, "quantity": "n_params_formula", "value": n_formula},
-        ]
-
+    records = _parameter_count_rows(count_d_model, count_heads)
     rng = np.random.default_rng(seed)
     mha = _random_torch_mha(d_model, n_heads, torch.Generator().manual_seed(seed))
     params = mha_params_from_torch(mha)  # (d_in, d_out) rows-are-tokens, for numpy
     tiny = MultiHeadAttention(d_model, n_heads).double().eval()
     tiny.load_from_torch(mha)  # same (out, in) layout as nn.MultiheadAttention
-
-    x = rng.standard_normal((batch, seq_len, d_model))  # (b, n, d_model)
-    x_other = rng.standard_normal((batch, cross_len, d_model))  # (b, n_q, d_model)
-    tokens = rng.integers(1, 10, size=(batch, seq_len))  # (b, n); 0 is the padding id
-    tokens[:, seq_len - n_pad :] = 0
-    pad_mask = create_padding_mask(tokens)  # (b, 1, n), 1 = real token
+    x, x_other, pad_mask = _random_inputs(rng, batch, seq_len, cross_len, d_model, n_pad)
     cases = {"self": (x, x, None), "cross": (x_other, x, None), "padding": (x, x, pad_mask)}
-    for case, (x_q, x_kv, mask) in cases.items():
-        out, weights = _three_implementations(mha, tiny, params, n_heads, x_q, x_kv, mask)
-        for a, b in (("numpy", "torch"), ("tiny", "torch"), ("numpy", "tiny")):
-            for quantity, values in (("output", out), ("weights", weights)):
-                diff = np.max(np.abs(values[a] - values[b]))
-                records.append(
-                    {
-                        "case": case,
-                        "comparison": f"{a}_vs_{b}",
-                        "quantity": f"max_abs_diff_{quantity}",
-                        "value": diff,
-                    }
-                )
-
-    # §5.4 pitfall: our 1 = may attend handed to nn.MultiheadAttention, where True = ignore.
-    is_pad = pad_mask[:, 0] == 0  # (b, n)
-    for name, ignore in (("inverted", ~is_pad), ("correct", is_pad)):
-        with torch.no_grad():
-            _, w = mha(
-                *(torch.from_numpy(x),) * 3,
-                key_padding_mask=torch.from_numpy(ignore),
-                average_attn_weights=False,
-            )  # (b, h, n, n)
-        on_pads = np.einsum("bhqk,bk->bhq", w.numpy(), is_pad.astype(np.float64))  # (b, h, n)
-        records += [
-            {"mask": name, "quantity": f"pad_weight_{stat}", "value": getattr(np, stat)(on_pads)}
-            for stat in ("mean", "min", "max")
-        ]
+    records += _agreement_rows(mha, tiny, params, n_heads, cases)
+    records += _mask_pitfall_rows(mha, x, pad_mask)
     return tidy(records, ["n_heads", "case", "comparison", "mask"])
 
 
@@ -298,14 +417,8 @@ def _head_independence(X: np.ndarray, W_qs: list[np.ndarray], rng) -> list[dict]
             noisy = [W + rng.standard_normal(W.shape) * columns for W in (W_q, W_k, W_v)]
             moved = _heads_together(X, *noisy, n_heads)[:, own] - together[:, own]  # (5, 4)
             changes[name] = np.abs(moved).max()
-        records += [
-            {
-                "head": head,
-                "quantity": "head_alone_vs_slice",
-                "value": np.abs(alone - together[:, own]).max(),
-            },
-            *({"head": head, "quantity": q, "value": v} for q, v in changes.items()),
-        ]
+        alone_vs_slice = np.abs(alone - together[:, own]).max()
+        records += rows({"head_alone_vs_slice": alone_vs_slice, **changes}, head=head)
     return records
 
 
@@ -334,125 +447,18 @@ def one_head_vs_three(*, strength: float, seed: int) -> pd.DataFrame:
         output, weights = scaled_dot_product_attention(X @ W_q, X, X)  # (5, 4), (5, 5)
         outputs[head] = output[visite]  # (4,)
         records += [
-            {"head": head, "key": k, "quantity": "weight", "value": w}
+            row("weight", w, head=head, key=k)
             for k, w in zip(JANE_WORDS, weights[visite], strict=True)
         ]
     records += [
-        {"head": "single", "dim": d, "quantity": "output", "value": v}
+        row("output", v, head="single", dim=d)
         for d, v in zip(JANE_DIMS, outputs["single"], strict=True)
     ]
     # §5.1: the three answers side by side, each in its own slice of a 12-dim vector.
     concat = np.concatenate([outputs[h] for h in HEAD_QUESTIONS])  # (12,)
     slices = [(h, d) for h in HEAD_QUESTIONS for d in JANE_DIMS]  # (12,) labels, same order
     records += [
-        {"head": h, "dim": d, "quantity": "concat_output", "value": v}
-        for (h, d), v in zip(slices, concat, strict=True)
+        row("concat_output", v, head=h, dim=d) for (h, d), v in zip(slices, concat, strict=True)
     ]
     records += _head_independence(X, [queries[h] for h in HEAD_QUESTIONS], rng)
     return tidy(records, ["head", "key", "dim"])
-
-
-# -------------------------------------------------------------------------------------------
-# 02.3 the look-up task: training with and without 1/sqrt(d_k) (§4.4, Ex2(c), Ex9)
-
-
-def _steps_to(evaluations: list[dict], threshold: float) -> int | None:
-    """The first evaluated step whose accuracy is ≥ threshold (§4.4), None if none is."""
-    return next((e["step"] for e in evaluations if e["accuracy"] >= threshold), None)
-
-
-def _fastest(per_lr: dict) -> float:
-    """The lr that reaches the threshold first (ties: the first in the swept order); when none
-    reaches it, the lr with the highest final accuracy."""
-    reached = {lr: r["steps"] for lr, r in per_lr.items() if r["steps"] is not None}
-    if reached:
-        return min(reached, key=reached.get)
-    return max(per_lr, key=lambda lr: per_lr[lr]["final"])
-
-
-def lookup_task(
-    *,
-    n_pairs: int,
-    d_model: int,
-    d_k: int,
-    scaled: bool,
-    optimizer: str,
-    adam_lrs: list[float],
-    sgd_lrs: list[float],
-    steps: int,
-    batch_size: int,
-    eval_every: int,
-    n_test: int,
-    threshold: float,
-    device: str,
-    seed: int,
-) -> pd.DataFrame:
-    """One (d_k, scaled, optimizer) cell of §4.4's table: train LookupAttention at every
-    swept learning rate (adam_lrs or sgd_lrs) from the same init and the same batches.
-
-    Rows, per learning rate (`lr`, text as "%g"): `accuracy` at every `step` (every eval_every
-    steps, on the fixed n_test-sample test set); `steps_to_90` (the first step with accuracy
-    ≥ threshold, only where there is one: never NaN); `reached` (1 or 0); `final_accuracy`.
-    Per job (no lr): `best_steps_to_90` (the fastest lr's, only if one reached),
-    `n_lrs_reached`, `n_lrs`, `best_lr` (the fastest lr, or the best final accuracy if none
-    reached), `chance` (1 / n_pairs), and `simulated_chance`: the accuracy that
-    LookupTask.evaluate, the models' own metric, gives a guesser answering each test sample
-    with one of the n_pairs values uniformly at random (training.ValueGuesser, generator
-    seeded with `seed`), over passes of the test set until it has made at least
-    training.CHANCE_DRAWS = 100,000 guesses (standard error sqrt(p(1 − p)/100,000) = 0.00077
-    at p = 1/16).
-    """
-    import torch
-
-    from lecture17 import training
-
-    training.check_device(device)
-    if optimizer not in training.OPTIMIZERS:
-        raise ValueError(f"unknown optimizer {optimizer!r}; expected one of {training.OPTIMIZERS}")
-    lrs = adam_lrs if optimizer == "adam" else sgd_lrs
-    task = training.LookupTask(n_pairs, d_model)
-
-    def make_model():
-        return training.LookupAttention(d_model, d_k, scale=scaled)
-
-    records, per_lr = [], {}
-    for lr in lrs:
-        run = training.train(
-            make_model,
-            task,
-            steps=steps,
-            lr=lr,
-            seed=seed,
-            optimizer=optimizer,
-            batch_size=batch_size,
-            eval_every=eval_every,
-            n_test=n_test,
-            device=device,
-        )
-        label = format(lr, "g")  # text: a float label would print as 0.00029999999999999997
-        first = _steps_to(run.evaluations, threshold)
-        per_lr[lr] = {"steps": first, "final": run.final["accuracy"]}
-        records += [
-            {"lr": label, "step": e["step"], "quantity": "accuracy", "value": e["accuracy"]}
-            for e in run.evaluations
-        ]
-        if first is not None:  # a lr that never reaches the threshold has no step count
-            records.append({"lr": label, "quantity": "steps_to_90", "value": first})
-        records += [
-            {"lr": label, "quantity": "reached", "value": float(first is not None)},
-            {"lr": label, "quantity": "final_accuracy", "value": run.final["accuracy"]},
-        ]
-    reached = [r["steps"] for r in per_lr.values() if r["steps"] is not None]
-    if reached:
-        records.append({"quantity": "best_steps_to_90", "value": min(reached)})
-    records += [
-        {"quantity": "n_lrs_reached", "value": len(reached)},
-        {"quantity": "n_lrs", "value": len(lrs)},
-        {"quantity": "best_lr", "value": _fastest(per_lr)},
-        {"quantity": "chance", "value": 1 / n_pairs},
-    ]
-    guesser = training.ValueGuesser(torch.Generator().manual_seed(seed))
-    guessed = training.simulated_chance(task, training.evaluation_set(task, seed, n_test), guesser)
-    records.append({"quantity": "simulated_chance", "value": guessed["accuracy"]})
-    table = pd.DataFrame.from_records(records, columns=["lr", "step", "quantity", "value"])
-    return table.astype({"step": "Int64", "value": np.float64})

@@ -18,17 +18,14 @@ config/config.yaml, a `seed`, and a tidy DataFrame (label columns, `quantity`, `
 A label that does not apply to a row is left empty (None).
 """
 
-import time
+from functools import partial
 
 import numpy as np
 import pandas as pd
 
 from lecture17.attention_numpy import positional_encoding, scaled_dot_product_attention, softmax
-from lecture17.experiments.tidy import tidy
-
-# -------------------------------------------------------------------------------------------
-# helpers
-
+from lecture17.experiments.tidy import row, tidy
+from lecture17.experiments.timing import best_ms
 
 # -------------------------------------------------------------------------------------------
 # The Jane sentence (§2.3; 02.5 reuses it): 4 dims that mean something, W^K = W^V = I
@@ -80,18 +77,17 @@ def jane_example(*, strength: float, seed: int) -> pd.DataFrame:
     scaled_scores = Q[afrique] @ K.T / np.sqrt(K.shape[-1])  # (5,)
 
     records = [
-        {"query": q, "key": k, "quantity": "weight", "value": weights[i, j]}
+        row("weight", weights[i, j], query=q, key=k)
         for i, q in enumerate(JANE_WORDS)
         for j, k in enumerate(JANE_WORDS)
     ]
     records += [
-        {"query": "l'Afrique", "key": k, "quantity": "scaled_score", "value": s}
+        row("scaled_score", s, query="l'Afrique", key=k)
         for k, s in zip(JANE_WORDS, scaled_scores, strict=True)
     ]
     for name, vector in (("query_vector", Q[afrique]), ("output", output[afrique])):
         records += [
-            {"query": "l'Afrique", "dim": d, "quantity": name, "value": v}
-            for d, v in zip(JANE_DIMS, vector, strict=True)
+            row(name, v, query="l'Afrique", dim=d) for d, v in zip(JANE_DIMS, vector, strict=True)
         ]
     return tidy(records, ["query", "key", "dim"])
 
@@ -129,11 +125,9 @@ def loop_vs_matrix(*, n_words: int, d_k: int, d_v: int, seed: int) -> pd.DataFra
     matrix, _ = scaled_dot_product_attention(Q, K, V)  # (n, d_v)
     # PyTorch's fused kernel, float64 on the CPU; it scales by 1/sqrt(d_k) by default.
     torch_out = F.scaled_dot_product_attention(*(torch.from_numpy(a) for a in (Q, K, V)))
-    records = [
-        {"comparison": "loop_vs_matrix", "value": np.max(np.abs(loop - matrix))},
-        {"comparison": "matrix_vs_torch", "value": np.max(np.abs(matrix - torch_out.numpy()))},
-    ]
-    return tidy([r | {"quantity": "max_abs_diff"} for r in records], ["comparison"])
+    diffs = {"loop_vs_matrix": loop - matrix, "matrix_vs_torch": matrix - torch_out.numpy()}
+    records = [row("max_abs_diff", np.max(np.abs(d)), comparison=c) for c, d in diffs.items()]
+    return tidy(records, ["comparison"])
 
 
 # -------------------------------------------------------------------------------------------
@@ -143,6 +137,48 @@ def loop_vs_matrix(*, n_words: int, d_k: int, d_v: int, seed: int) -> pd.DataFra
 def _self_attention(X: np.ndarray, W: dict) -> np.ndarray:
     """One single-head self-attention layer without output projection: (n, d) -> (n, d)."""
     return scaled_dot_product_attention(X @ W["q"], X @ W["k"], X @ W["v"])[0]
+
+
+# §3.2's two sentences: the same three words, Jane and Marie swapped
+SENTENCES = {
+    "Jane visite Marie": ("Jane", "visite", "Marie"),
+    "Marie visite Jane": ("Marie", "visite", "Jane"),
+}
+
+
+def _random_inputs(rng, d_model: int, n_random_words: int):
+    """§3.2's random draws, in this order: the three words' embeddings, W^Q, W^K, W^V, the
+    random words X (n, d_model) and a permutation matrix P (n, n) that is not the identity."""
+    embed = dict(zip(("Jane", "visite", "Marie"), rng.standard_normal((3, d_model)), strict=True))
+    # Random projections, variance 1/d_model (the variance-preserving init of §4.4).
+    W = {p: rng.standard_normal((d_model, d_model)) / np.sqrt(d_model) for p in "qkv"}
+    X_words = rng.standard_normal((n_random_words, d_model))  # (n, d_model)
+    perm = rng.permutation(n_random_words)
+    while np.array_equal(perm, np.arange(n_random_words)):  # the identity would prove nothing
+        perm = rng.permutation(n_random_words)
+    return embed, W, X_words, np.eye(n_random_words)[perm]  # P @ X reorders the rows of X
+
+
+def _visite_rows(embed: dict, W: dict, pe: np.ndarray, pe_name: str, n_components: int):
+    """§3.2: visite's output in both sentences (first n_components numbers), and how far apart."""
+    visite, records = {}, []
+    for text, words in SENTENCES.items():
+        X = np.stack([embed[w] for w in words]) + pe[:3]  # (3, d_model)
+        visite[text] = _self_attention(X, W)[words.index("visite")]  # (d_model,)
+        records += [
+            row("visite_output", visite[text][c], pe=pe_name, sentence=text, component=c)
+            for c in range(n_components)
+        ]
+    diff = np.max(np.abs(visite["Jane visite Marie"] - visite["Marie visite Jane"]))
+    return records + [row("visite_max_abs_diff", diff, pe=pe_name)]
+
+
+def _permutation_error(X_words: np.ndarray, P: np.ndarray, W: dict, pe: np.ndarray) -> float:
+    """§3.2, Ex5: max |Attn(PX) − P Attn(X)| with the encoding `pe` added to the inputs."""
+    pe_n = pe[: len(X_words)]  # (n, d_model): added after the permutation (positions stay put)
+    shuffled = _self_attention(P @ X_words + pe_n, W)  # Attn(PX)
+    moved = P @ _self_attention(X_words + pe_n, W)  # P Attn(X)
+    return np.max(np.abs(shuffled - moved))
 
 
 def permutation_equivariance(
@@ -155,18 +191,7 @@ def permutation_equivariance(
     (visite's output, sentence 1 vs 2) and `perm_max_abs_diff` (max |Attn(PX) − P Attn(X)| for
     `n_random_words` random words and a random permutation P). `pe` is "none" or "sinusoidal".
     """
-    rng = np.random.default_rng(seed)
-    embed = dict(zip(("Jane", "visite", "Marie"), rng.standard_normal((3, d_model)), strict=True))
-    # Random projections, variance 1/d_model (the variance-preserving init of §4.4).
-    W = {p: rng.standard_normal((d_model, d_model)) / np.sqrt(d_model) for p in "qkv"}
-    X_words = rng.standard_normal((n_random_words, d_model))  # (n, d_model)
-    perm = rng.permutation(n_random_words)
-    while np.array_equal(perm, np.arange(n_random_words)):  # the identity would prove nothing
-        perm = rng.permutation(n_random_words)
-    P = np.eye(n_random_words)[perm]  # (n, n): P @ X reorders the rows of X
-
-    sentences = {"Jane visite Marie": ("Jane", "visite", "Marie")}
-    sentences["Marie visite Jane"] = sentences["Jane visite Marie"][::-1]
+    embed, W, X_words, P = _random_inputs(np.random.default_rng(seed), d_model, n_random_words)
     n_max = max(3, n_random_words)
     encodings = {
         "none": np.zeros((n_max, d_model)),
@@ -174,38 +199,77 @@ def permutation_equivariance(
     }
     records = []
     for pe_name, pe in encodings.items():
-        visite = {}
-        for text, words in sentences.items():
-            X = np.stack([embed[w] for w in words]) + pe[:3]  # (3, d_model)
-            visite[text] = _self_attention(X, W)[words.index("visite")]  # (d_model,)
-            records += [
-                {
-                    "pe": pe_name,
-                    "sentence": text,
-                    "component": c,
-                    "quantity": "visite_output",
-                    "value": visite[text][c],
-                }
-                for c in range(n_components)
-            ]
-        diff = np.max(np.abs(visite["Jane visite Marie"] - visite["Marie visite Jane"]))
-        records.append({"pe": pe_name, "quantity": "visite_max_abs_diff", "value": diff})
-        # §3.2: PE is added after the permutation (positions stay put, the words move).
-        pe_n = pe[:n_random_words]  # (n, d_model)
-        shuffled = _self_attention(P @ X_words + pe_n, W)  # Attn(PX)
-        moved = P @ _self_attention(X_words + pe_n, W)  # P Attn(X)
-        records.append(
-            {
-                "pe": pe_name,
-                "quantity": "perm_max_abs_diff",
-                "value": np.max(np.abs(shuffled - moved)),
-            }
-        )
+        records += _visite_rows(embed, W, pe, pe_name, n_components)
+        records.append(row("perm_max_abs_diff", _permutation_error(X_words, P, W, pe), pe=pe_name))
     return tidy(records, ["pe", "sentence", "component"])
 
 
 # -------------------------------------------------------------------------------------------
 # 01.4 path length: how much does the last output feel input j? (§1.2)
+
+
+def _random_rnn(rng, d_model: int, hidden: int) -> dict:
+    """§1.2's RNN: every weight and bias ~ U(−1/√hidden, 1/√hidden), nn.RNN's default init."""
+    import torch
+
+    bound = 1 / np.sqrt(hidden)
+    shapes = {
+        "W_xh": (d_model, hidden),
+        "W_hh": (hidden, hidden),
+        "b_xh": (hidden,),
+        "b_hh": (hidden,),
+    }  # drawn in this order
+    return {
+        name: torch.from_numpy(rng.uniform(-bound, bound, size=shape))
+        for name, shape in shapes.items()
+    }
+
+
+def _rnn_last(rnn: dict, x):
+    """§1.2: h_t = tanh(x_t W_xh + b_xh + h_{t−1} W_hh + b_hh), h_0 = 0; (n, d_model) -> h_{n−1}."""
+    import torch
+
+    h = torch.zeros(rnn["W_hh"].shape[0], dtype=torch.float64)  # (hidden,)
+    for x_t in x:  # §1.2: h_t waits for h_{t-1}
+        h = torch.tanh(x_t @ rnn["W_xh"] + rnn["b_xh"] + h @ rnn["W_hh"] + rnn["b_hh"])
+    return h
+
+
+def _random_attention(rng, d_model: int) -> dict:
+    """§1.2's attention: W^Q, W^K, W^V ~ N(0, 1/d_model), the variance-preserving init of §4.4."""
+    import torch
+
+    return {
+        p: torch.from_numpy(rng.standard_normal((d_model, d_model)) / np.sqrt(d_model))
+        for p in "qkv"
+    }
+
+
+def _attention_last(att: dict, x):
+    """§1.2: the last row of softmax(Q K^T/√d) V; (n, d_model) -> (d_model,)."""
+    import torch
+
+    Q, K, V = x @ att["q"], x @ att["k"], x @ att["v"]  # (n, d_model) each
+    weights = torch.softmax(Q @ K.T / np.sqrt(x.shape[-1]), dim=-1)  # (n, n)
+    return (weights @ V)[-1]
+
+
+def _sensitivity(last, x) -> np.ndarray:
+    """§1.2: ‖∂ last(x) / ∂ x_j‖_F for every input position j, by torch.autograd; shape (n,)."""
+    import torch
+    from torch.autograd.functional import jacobian
+
+    J = jacobian(last, x, vectorize=True)  # (d_out, n, d_model)
+    return torch.linalg.vector_norm(J, dim=(0, 2)).numpy()  # (n,)
+
+
+def _distance_rows(model: str, by_distance: np.ndarray) -> list[dict]:
+    """§1.2's table: the sensitivity at every distance, and its means over 1..8 and 32..n−1."""
+    records = [row("sensitivity", s, model=model, distance=d) for d, s in enumerate(by_distance)]
+    for lo, hi in ((1, 8), (32, len(by_distance) - 1)):
+        mean = by_distance[lo : hi + 1].mean()
+        records.append(row(f"mean_sensitivity_{lo}_{hi}", mean, model=model))
+    return records
 
 
 def path_length(
@@ -225,58 +289,20 @@ def path_length(
     `mean_sensitivity_1_8` and `mean_sensitivity_32_63` (means over those distances).
     """
     import torch
-    from torch.autograd.functional import jacobian
 
     torch.set_num_threads(1)
     rng = np.random.default_rng(seed)
-    bound = 1 / np.sqrt(hidden)
-    rnn = {
-        name: torch.from_numpy(rng.uniform(-bound, bound, size=shape))
-        for name, shape in (
-            ("W_xh", (d_model, hidden)),
-            ("W_hh", (hidden, hidden)),
-            ("b_xh", (hidden,)),
-            ("b_hh", (hidden,)),
-        )
-    }
-    att = {
-        p: torch.from_numpy(rng.standard_normal((d_model, d_model)) / np.sqrt(d_model))
-        for p in "qkv"
-    }
-
-    def rnn_last(x):  # (n, d_model) -> (hidden,)
-        h = torch.zeros(hidden, dtype=torch.float64)
-        for x_t in x:  # §1.2: h_t waits for h_{t-1}
-            h = torch.tanh(x_t @ rnn["W_xh"] + rnn["b_xh"] + h @ rnn["W_hh"] + rnn["b_hh"])
-        return h
-
-    def attention_last(x):  # (n, d_model) -> (d_model,)
-        Q, K, V = x @ att["q"], x @ att["k"], x @ att["v"]  # (n, d_model) each
-        weights = torch.softmax(Q @ K.T / np.sqrt(d_model), dim=-1)  # (n, n)
-        return (weights @ V)[-1]
-
-    norms = {"rnn": [], "attention": []}
+    rnn = _random_rnn(rng, d_model, hidden)  # drawn first, then the attention's weights
+    attention = _random_attention(rng, d_model)
+    models = {"rnn": partial(_rnn_last, rnn), "attention": partial(_attention_last, attention)}
+    norms = {model: [] for model in models}
     for _ in range(n_sequences):
         x = torch.from_numpy(rng.standard_normal((seq_len, d_model)))  # (n, d_model)
-        for model, f in (("rnn", rnn_last), ("attention", attention_last)):
-            J = jacobian(f, x, vectorize=True)  # (d_out, n, d_model)
-            norms[model].append(torch.linalg.vector_norm(J, dim=(0, 2)).numpy())  # (n,)
-
+        for model, last in models.items():
+            norms[model].append(_sensitivity(last, x))  # (n,)
     records = []
     for model, per_sequence in norms.items():
-        by_distance = np.mean(per_sequence, axis=0)[::-1]  # (n,): index = distance n-1-j
-        records += [
-            {"model": model, "distance": d, "quantity": "sensitivity", "value": s}
-            for d, s in enumerate(by_distance)
-        ]
-        for lo, hi in ((1, 8), (32, seq_len - 1)):
-            records.append(
-                {
-                    "model": model,
-                    "quantity": f"mean_sensitivity_{lo}_{hi}",
-                    "value": by_distance[lo : hi + 1].mean(),
-                }
-            )
+        records += _distance_rows(model, np.mean(per_sequence, axis=0)[::-1])  # index = distance
     return tidy(records, ["model", "distance"])
 
 
@@ -284,21 +310,47 @@ def path_length(
 # 01.5 complexity: multiply-adds, memory, timings (§3.3–§3.4)
 
 
-def _best_ms(fn, repeats: int) -> float:
-    """Fastest of `repeats` calls, in milliseconds (the least disturbed by other processes)."""
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return 1e3 * min(times)
+def _formula_rows(d_model: int, n_values: list[int], memory_n: int) -> list[dict]:
+    """§3.4's table from its formulas: n²d vs nd² multiply-adds, their ratio n/d, and the MB
+    of one (n, n) float64 weight matrix at n = memory_n."""
+    records = []
+    for n in n_values:
+        attention, rnn = n * n * d_model, n * d_model * d_model
+        records += [
+            row("multiply_adds", attention, model="self_attention", n=n),
+            row("multiply_adds", rnn, model="rnn", n=n),
+            row("ratio", attention / rnn, n=n),
+        ]
+    weights_bytes = memory_n * memory_n * np.dtype(np.float64).itemsize
+    return records + [row("weight_matrix_mb", weights_bytes / 1e6, n=memory_n)]
 
 
 def _rnn_loop(X: np.ndarray, W_xh: np.ndarray, W_hh: np.ndarray) -> np.ndarray:
+    """§3.3: an RNN layer as the loop it must be, h_t = tanh(x_t W_xh + h_{t−1} W_hh)."""
     h = np.zeros(W_hh.shape[0])
     for x_t in X:  # n steps that must run one after another
         h = np.tanh(x_t @ W_xh + h @ W_hh)
     return h
+
+
+def _timing_rows(rng, timing_d: int, timing_n_values: list[int], repeats: int) -> list[dict]:
+    """§3.4 "实测": best-of-`repeats` ms of numpy attention and of an RNN loop at each n, and
+    the attention's growth per doubling of n (machine-dependent)."""
+    W_q, W_k, W_v, W_xh, W_hh = rng.standard_normal((5, timing_d, timing_d)) / np.sqrt(timing_d)
+    ms, records = {}, []
+    for n in timing_n_values:
+        X = rng.standard_normal((n, timing_d))  # (n, timing_d)
+        Q, K, V = X @ W_q, X @ W_k, X @ W_v  # (n, timing_d) each
+        ms[n] = best_ms(partial(scaled_dot_product_attention, Q, K, V), repeats)
+        rnn_ms = best_ms(partial(_rnn_loop, X, W_xh, W_hh), repeats)
+        records += [
+            row("ms_per_layer", ms[n], model="self_attention", n=n),
+            row("ms_per_layer", rnn_ms, model="rnn_loop", n=n),
+        ]
+        if n // 2 in ms:
+            growth = ms[n] / ms[n // 2]
+            records.append(row("ms_growth_per_doubling", growth, model="self_attention", n=n))
+    return records
 
 
 def _counted_multiply_adds(n: int, d: int) -> dict[str, int]:
@@ -357,44 +409,10 @@ def complexity(
     themselves): (`model`, `n`) → `counted_multiply_adds` (self_attention: Q K^T; rnn: n steps
     of the d×d recurrent product), and (`n`) → `counted_ratio` (self_attention / rnn).
     """
-    records = []
-    for n in n_values:
-        attention, rnn = n * n * d_model, n * d_model * d_model
-        records += [
-            {"model": "self_attention", "n": n, "quantity": "multiply_adds", "value": attention},
-            {"model": "rnn", "n": n, "quantity": "multiply_adds", "value": rnn},
-            {"n": n, "quantity": "ratio", "value": attention / rnn},
-        ]
-    weights_bytes = memory_n * memory_n * np.dtype(np.float64).itemsize
-    records.append({"n": memory_n, "quantity": "weight_matrix_mb", "value": weights_bytes / 1e6})
-
-    rng = np.random.default_rng(seed)
-    W_q, W_k, W_v, W_xh, W_hh = rng.standard_normal((5, timing_d, timing_d)) / np.sqrt(timing_d)
-    ms = {}
-    for n in timing_n_values:
-        X = rng.standard_normal((n, timing_d))  # (n, timing_d)
-        Q, K, V = X @ W_q, X @ W_k, X @ W_v  # (n, timing_d) each
-        ms[n] = _best_ms(lambda: scaled_dot_product_attention(Q, K, V), timing_repeats)  # noqa: B023
-        rnn_ms = _best_ms(lambda: _rnn_loop(X, W_xh, W_hh), timing_repeats)  # noqa: B023
-        records += [
-            {"model": "self_attention", "n": n, "quantity": "ms_per_layer", "value": ms[n]},
-            {"model": "rnn_loop", "n": n, "quantity": "ms_per_layer", "value": rnn_ms},
-        ]
-        if n // 2 in ms:
-            records.append(
-                {
-                    "model": "self_attention",
-                    "n": n,
-                    "quantity": "ms_growth_per_doubling",
-                    "value": ms[n] / ms[n // 2],
-                }
-            )
+    records = _formula_rows(d_model, n_values, memory_n)
+    records += _timing_rows(np.random.default_rng(seed), timing_d, timing_n_values, timing_repeats)
     for n in n_values:
         counted = _counted_multiply_adds(n, d_model)
-        records += [
-            {"model": m, "n": n, "quantity": "counted_multiply_adds", "value": c}
-            for m, c in counted.items()
-        ]
-        ratio = counted["self_attention"] / counted["rnn"]
-        records.append({"n": n, "quantity": "counted_ratio", "value": ratio})
+        records += [row("counted_multiply_adds", c, model=m, n=n) for m, c in counted.items()]
+        records.append(row("counted_ratio", counted["self_attention"] / counted["rnn"], n=n))
     return tidy(records, ["model", "n"])

@@ -26,12 +26,12 @@ run trains on the same data from the same initialisation (its float results may 
 in the last bits: other kernels). Timings on cuda synchronise before the clock stops.
 """
 
-import time
-
 import numpy as np
 import pandas as pd
 
-from lecture17.experiments.tidy import tidy
+from lecture17.experiments.tidy import row, rows, tidy
+from lecture17.experiments.timing import timed
+from lecture17.experiments.train_settings import TrainSettings
 
 # §9.4's per-head statistics, in the order the report shows them
 STATISTICS = (
@@ -79,25 +79,18 @@ def builder(model: str, sizes: dict):
     return make
 
 
-def train_reversal(*, model, seq_len, sizes, steps, lr, warmup, batch_size, n_test, device, seed):
-    """§9.1: Adam, linear warmup, fresh batches, teacher forcing; greedy evaluation on n_test
-    new sequences at the end. Returns (TrainResult, wall ms of the whole call)."""
-    from lecture17.training import ReversalTask, train
+def train_reversal(*, model: str, seq_len: int, sizes: dict, train: TrainSettings, device, seed):
+    """§9.1: Adam, linear warmup, fresh batches, teacher forcing; greedy evaluation on
+    train.n_test new sequences at the end. Returns (TrainResult, wall ms of the whole call)."""
+    from lecture17 import training
 
-    start = time.perf_counter()
-    result = train(
-        builder(model, sizes),
-        ReversalTask(seq_len),
-        steps=steps,
-        lr=lr,
-        seed=seed,
-        optimizer="adam",
-        warmup=warmup,
-        batch_size=batch_size,
-        n_test=n_test,
-        device=device,
-    )
-    return result, 1e3 * (time.perf_counter() - start)
+    make_model, task = builder(model, sizes), training.ReversalTask(seq_len)
+
+    def run():
+        return training.train(make_model, task, train, seed=seed, device=device)
+
+    result, seconds = timed(run, device=device)  # evaluation included
+    return result, 1e3 * seconds
 
 
 # -------------------------------------------------------------------------------------------
@@ -131,14 +124,11 @@ def structure(net) -> dict[str, int]:
 def accuracy_records(final: dict, seq_len: int) -> list[dict]:
     """Greedy-decoding accuracies. position_accuracy gets 1-based output positions t = 1..L
     (§9.3, flag F07: t copies input L + 1 - t); the EOS position L + 1 is left out."""
-    records = [
-        {"quantity": q, "value": final[q]}
-        for q in ("token_accuracy", "symbol_accuracy", "sequence_accuracy")
-    ]
+    names = ("token_accuracy", "symbol_accuracy", "sequence_accuracy")
+    records = rows({q: final[q] for q in names})
     per_position = final["position_accuracy"][:seq_len]  # drop the EOS position
     records += [
-        {"position": t, "quantity": "position_accuracy", "value": acc}
-        for t, acc in enumerate(per_position, start=1)
+        row("position_accuracy", acc, position=t) for t, acc in enumerate(per_position, start=1)
     ]
     return records
 
@@ -152,11 +142,7 @@ def reversal_comparison(
     model: str,
     seq_len: int,
     sizes: dict,
-    steps: int,
-    lr: float,
-    warmup: int,
-    batch_size: int,
-    n_test: int,
+    train: TrainSettings,
     device: str,
     seed: int,
 ) -> pd.DataFrame:
@@ -170,23 +156,11 @@ def reversal_comparison(
     """
     _check(model=model, seq_len=seq_len, sizes=sizes, device=device)
     result, ms_total = train_reversal(
-        model=model,
-        seq_len=seq_len,
-        sizes=sizes,
-        steps=steps,
-        lr=lr,
-        warmup=warmup,
-        batch_size=batch_size,
-        n_test=n_test,
-        device=device,
-        seed=seed,
+        model=model, seq_len=seq_len, sizes=sizes, train=train, device=device, seed=seed
     )
-    records = [{"quantity": q, "value": v} for q, v in structure(result.model).items()]
+    records = rows(structure(result.model))
     records += accuracy_records(result.final, seq_len)
-    records += [
-        {"quantity": "ms_per_step", "value": result.ms_per_step},
-        {"quantity": "ms_train_total", "value": ms_total},
-    ]
+    records += rows({"ms_per_step": result.ms_per_step, "ms_train_total": ms_total})
     return tidy(records, ["position"])
 
 
@@ -229,7 +203,7 @@ def map_records(weights: dict) -> list[dict]:
     for block, w in weights.items():
         mean = w.mean(dim=0).double().numpy()  # (h, n_q, n_k)
         records += [
-            {"block": block, "head": h + 1, "query": q, "key": k, "quantity": "map", "value": v}
+            row("map", v, block=block, head=h + 1, query=q, key=k)
             for (h, q, k), v in np.ndenumerate(mean)
         ]
     return records
@@ -248,7 +222,7 @@ def measured_uniform_entropy(weights: dict) -> list[dict]:
         if block.startswith("encoder"):
             uniform = torch.full_like(w, 1 / w.shape[-1], dtype=torch.float64)  # (b, h, L, L)
             records += [
-                {"block": block, "head": h, "quantity": "measured_uniform_entropy", "value": v}
+                row("measured_uniform_entropy", v, block=block, head=h)
                 for h, v in enumerate(attention_entropy(uniform).tolist(), start=1)
             ]
     return records
@@ -267,14 +241,11 @@ def attention_records(net, src) -> list[dict]:
         heads = range(1, w.shape[1] + 1)
         if block.endswith("cross_attn"):
             records += [
-                {"block": block, "head": h, "quantity": "neighbour_weight", "value": v}
+                row("neighbour_weight", v, block=block, head=h)
                 for h, v in zip(heads, neighbour_weight(w).tolist(), strict=True)
             ]
         elif block.startswith("encoder"):  # §9.4 "均匀分布是 …": ln L, computed
-            records += [
-                {"block": block, "head": h, "quantity": "uniform_entropy", "value": np.log(L)}
-                for h in heads
-            ]
+            records += [row("uniform_entropy", np.log(L), block=block, head=h) for h in heads]
     blocks = list(weights)  # block by block, each quantity's heads together, in STATISTICS order
     records.sort(key=lambda r: (blocks.index(r["block"]), STATISTICS.index(r["quantity"])))
     return records + map_records(weights) + measured_uniform_entropy(weights)
@@ -285,17 +256,13 @@ def attention_analysis(
     model: str,
     seq_len: int,
     sizes: dict,
-    steps: int,
-    lr: float,
-    warmup: int,
-    batch_size: int,
-    n_test: int,
+    train: TrainSettings,
     n_samples: int,
     device: str,
     seed: int,
 ) -> pd.DataFrame:
-    """Train as in 05.1 (same settings, same seed: the same model), then read the attention
-    weights on the first n_samples sequences of its test set (§9.4).
+    """Train as in 05.1 (same `train` settings, same seed: the same model), then read the
+    attention weights on the first n_samples sequences of its test set (§9.4).
 
     Labels: block ("encoder.0.self_attn", "decoder.0.self_attn", "decoder.0.cross_attn"; the
     GRU's "cross_attn"), head (1-based), query and key (maps only). Quantities per head:
@@ -305,25 +272,14 @@ def attention_analysis(
     last, measured_uniform_entropy (encoder: the entropy code on uniform rows, ln L measured).
     """
     _check(model=model, seq_len=seq_len, sizes=sizes, device=device)
-    if not 0 < n_samples <= n_test:
-        raise ValueError(f"n_samples must be in 1..n_test ({n_test}), got {n_samples}")
+    if not 0 < n_samples <= train.n_test:
+        raise ValueError(f"n_samples must be in 1..n_test ({train.n_test}), got {n_samples}")
     from lecture17.training import ReversalTask, evaluation_set, single_thread
 
     result, _ = train_reversal(
-        model=model,
-        seq_len=seq_len,
-        sizes=sizes,
-        steps=steps,
-        lr=lr,
-        warmup=warmup,
-        batch_size=batch_size,
-        n_test=n_test,
-        device=device,
-        seed=seed,
+        model=model, seq_len=seq_len, sizes=sizes, train=train, device=device, seed=seed
     )
-    records = [
-        {"quantity": q, "value": result.final[q]} for q in ("token_accuracy", "sequence_accuracy")
-    ]
+    records = rows({q: result.final[q] for q in ("token_accuracy", "sequence_accuracy")})
     src = evaluation_set(ReversalTask(seq_len), seed, n_samples)[0]  # (n_samples, L), CPU
     with single_thread():  # the analysis runs on the CPU, whatever trained the model
         records += attention_records(result.model.cpu(), src)
@@ -346,9 +302,9 @@ def step_time(
     device: str,
     seed: int,
 ) -> pd.DataFrame:
-    """ms per training step (forward, loss, backward, Adam step; batch drawn outside the
-    clock): median of timed_steps steps after warmup_steps untimed ones, single thread (§9.5).
-    Machine-dependent: timings differ on every run."""
+    """ms per training step (training.train_step, train()'s step: forward, loss, backward,
+    Adam step; batch drawn outside the clock): median of timed_steps steps after warmup_steps
+    untimed ones, single thread (§9.5). Machine-dependent: timings differ on every run."""
     _check(model=model, seq_len=seq_len, sizes=sizes, device=device)
     if warmup_steps < 0 or timed_steps <= 0:
         raise ValueError(
@@ -356,25 +312,17 @@ def step_time(
         )
     import torch
 
-    from lecture17.training import ReversalTask, make_optimizer, single_thread, to_device
+    from lecture17 import training
 
-    sync = torch.cuda.synchronize if device == "cuda" else lambda: None
-    task = ReversalTask(seq_len)
-    with single_thread():
+    task = training.ReversalTask(seq_len)
+    with training.single_thread():
         torch.manual_seed(seed)
         net = builder(model, sizes)().to(device)  # as train() does: built on the CPU, then moved
-        opt = make_optimizer("adam", net.parameters(), lr)
+        opt = training.make_optimizer("adam", net.parameters(), lr)
         data = torch.Generator().manual_seed(seed)
-        times = []
+        seconds = []
         for _ in range(warmup_steps + timed_steps):
-            batch = to_device(task.sample(data, batch_size), device)
-            sync()
-            start = time.perf_counter()
-            loss = task.loss(net, batch)
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            opt.step()
-            sync()
-            times.append(time.perf_counter() - start)
-    ms = 1e3 * float(np.median(times[warmup_steps:]))
-    return tidy([{"quantity": "ms_per_step", "value": ms}], [])
+            batch = training.to_device(task.sample(data, batch_size), device)  # outside the clock
+            seconds.append(timed(training.train_step, task, net, batch, opt, device=device)[1])
+    ms = 1e3 * float(np.median(seconds[warmup_steps:]))
+    return tidy([row("ms_per_step", ms)], [])
