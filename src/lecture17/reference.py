@@ -117,7 +117,7 @@ MAP_END = "<!-- demo map:end -->"
 
 
 def section_order(section: str) -> tuple:
-    """"§10.4" -> (10, 4): sections in the lecture's order, not the alphabet's."""
+    """ "§10.4" -> (10, 4): sections in the lecture's order, not the alphabet's."""
     return tuple(int(part) for part in section.lstrip("§").split("."))
 
 
