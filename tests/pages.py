@@ -12,11 +12,11 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
-from lecture17 import figures, report
-from lecture17.aggregate import aggregate, read_runs
-from lecture17.csvio import write_csv, write_with_timing
 from lecture17.experiments import DEMOS
-from lecture17.run import run_demo
+from lecture17.pipeline.aggregate import aggregate, read_runs
+from lecture17.pipeline.csvio import write_csv, write_with_timing
+from lecture17.pipeline.job import run_demo
+from lecture17.reporting import figures, report
 
 ROOT = Path(__file__).resolve().parents[1]
 REFERENCE = ROOT / "report" / "reference"
@@ -25,7 +25,7 @@ SMALL_FIGURES = ("03.1_pe_heatmap", "03.4_previous_token")
 
 
 def render(work: Path, tables: list, figure_paths: list, config: Path) -> Path:
-    """python -m lecture17.report, as the `report` rule runs it; returns the HTML's path."""
+    """python -m lecture17.reporting.report as the `report` rule runs it; returns the HTML path."""
     report.main(
         [
             "--tables",
@@ -88,6 +88,6 @@ def reference_render(work: Path) -> Path:
 
 
 def tables_of(folder: Path) -> dict[str, pd.DataFrame]:
-    from lecture17.aggregate import read_tables
+    from lecture17.pipeline.aggregate import read_tables
 
     return read_tables(sorted(folder.glob("*.csv")))

@@ -17,11 +17,11 @@ import pandas as pd
 import pytest
 import yaml
 
-from lecture17.aggregate import aggregate, read_runs
-from lecture17.csvio import write_csv
 from lecture17.experiments.scaling_multihead import one_head_vs_three
-from lecture17.report import load_views, render_view
-from lecture17.run import run_demo
+from lecture17.pipeline.aggregate import aggregate, read_runs
+from lecture17.pipeline.csvio import write_csv
+from lecture17.pipeline.job import run_demo
+from lecture17.reporting.report import load_views, render_view
 
 ROOT = Path(__file__).resolve().parents[1]
 PRECISION = 1e-13  # machine-precision equivalences (§3.1, §3.2, §5.4), declared once
@@ -365,7 +365,7 @@ def test_cli_writes_the_csv(tmp_path):
     cmd = [
         sys.executable,
         "-m",
-        "lecture17.run",
+        "lecture17.pipeline.job",
         "01.1",
         "--seed",
         "0",

@@ -18,7 +18,7 @@ import pytest
 import yaml
 
 from lecture17.attention_numpy import positional_encoding
-from lecture17.run import check_settings, load_demo
+from lecture17.pipeline.job import check_settings, load_demo
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = yaml.safe_load((ROOT / "config" / "config.yaml").read_text(encoding="utf-8"))["demos"]

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from lecture17.deps import code_inputs
 from lecture17.experiments import DEMOS
+from lecture17.pipeline.deps import code_inputs
 
 ROOT = Path(__file__).resolve().parents[1]
 TEST_CONFIG = yaml.safe_load((ROOT / ".test/config/config.yaml").read_text())
@@ -18,7 +18,7 @@ TEST_CONFIG = yaml.safe_load((ROOT / ".test/config/config.yaml").read_text())
 # Run every demo of one module in one interpreter, then list the lecture17 source files loaded.
 PROBE = """
 import itertools, json, sys
-from lecture17.run import run_demo
+from lecture17.pipeline.job import run_demo
 for demo, spec in json.loads(sys.argv[1]).items():
     grid = spec.get("grid", {})
     point = {k: v[0] for k, v in grid.items()}
@@ -50,7 +50,9 @@ def test_a_rules_code_inputs_cover_every_file_its_jobs_import(module):
     loaded = {
         str(Path(f).resolve().relative_to(ROOT)) for f in json.loads(done.stdout.splitlines()[-1])
     }
-    listed = set(code_inputs("lecture17.run", f"lecture17.experiments.{module}", root=ROOT))
+    listed = set(
+        code_inputs("lecture17.pipeline.job", f"lecture17.experiments.{module}", root=ROOT)
+    )
     assert loaded <= listed, f"imported but not listed as rule inputs: {sorted(loaded - listed)}"
     # and nothing listed that no job of this rule could import (the list is the import closure)
     assert f"src/lecture17/experiments/{module}.py" in loaded
@@ -62,7 +64,8 @@ def test_numpy_only_demos_do_not_import_torch():
             sys.executable,
             "-c",
             "import sys, lecture17.experiments.positional_encoding, "
-            "lecture17.experiments.self_attention, lecture17.run; print('torch' in sys.modules)",
+            "lecture17.experiments.self_attention, lecture17.pipeline.job; "
+            "print('torch' in sys.modules)",
         ],
         cwd=ROOT,
         capture_output=True,

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from lecture17 import diff
+from lecture17.reporting import diff
 
 DEMOS = {"09.8": {"seeds": [0]}, "09.9": {"seeds": [0, 1, 2], "grid": {"model": ["a"]}}}
 

@@ -25,9 +25,9 @@ import pytest
 import yaml
 from repository import ROOT, copy_repository
 
-from lecture17.aggregate import read_runs
-from lecture17.csvio import is_temporary, temporary_path, write_csvs
-from lecture17.run import check_demo, fits
+from lecture17.pipeline.aggregate import read_runs
+from lecture17.pipeline.csvio import is_temporary, temporary_path, write_csvs
+from lecture17.pipeline.job import check_demo, fits
 
 TEST_CONFIG = ".test/config/config.yaml"
 DEMO, SEEDS = "01.1", [0, 1]

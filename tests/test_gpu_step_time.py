@@ -17,9 +17,9 @@ import pytest
 import torch
 from repository import copy_repository
 
-from lecture17 import diff, ledger
 from lecture17.experiments.beyond import RATIOS, TIMED_MODELS, gpu_step_time
-from lecture17.report import crossover_lines
+from lecture17.reporting import diff, ledger
+from lecture17.reporting.report import crossover_lines
 from lecture17.tiny_transformer import TransformerConfig
 from lecture17.torch_models import PlainGRU, TorchTransformer
 from lecture17.training import VOCAB_SIZE, reversal_batch
@@ -350,7 +350,7 @@ def test_running_a_demo_without_snakemake_writes_what_its_rule_writes(tmp_path):
     settings = yaml.safe_load((ROOT / "config/config.yaml").read_text())["demos"]["01.1"]
     rule = lecture17(
         ROOT,
-        "lecture17.run",
+        "lecture17.pipeline.job",
         "01.1",
         "--seed",
         "0",

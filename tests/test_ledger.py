@@ -17,13 +17,13 @@ from pathlib import Path
 import pytest
 import yaml
 
-from lecture17 import checks, ledger
-from lecture17.aggregate import aggregate, read_runs
-from lecture17.csvio import write_csv
-from lecture17.diff import load_tables
 from lecture17.experiments import DEMOS
-from lecture17.report import load_views
-from lecture17.run import run_demo
+from lecture17.pipeline.aggregate import aggregate, read_runs
+from lecture17.pipeline.csvio import write_csv
+from lecture17.pipeline.job import run_demo
+from lecture17.reporting import checks, ledger
+from lecture17.reporting.diff import load_tables
+from lecture17.reporting.report import load_views
 
 ROOT = Path(__file__).resolve().parents[1]
 LEDGER = ROOT / "report" / "ledger"

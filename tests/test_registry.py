@@ -9,11 +9,11 @@ import pytest
 import yaml
 from conftest import ROOT, TEST_CONFIG
 
-from lecture17 import figures, ledger
 from lecture17.experiments import DEMOS, Demo, rules, runnable
-from lecture17.reference import MAP_BEGIN, MAP_END, demo_map, splice
-from lecture17.report import load_views
-from lecture17.run import load_demo, run_demo
+from lecture17.pipeline.job import load_demo, run_demo
+from lecture17.reporting import figures, ledger
+from lecture17.reporting.reference import MAP_BEGIN, MAP_END, demo_map, splice
+from lecture17.reporting.report import load_views
 
 
 def config_demos(path=ROOT / "config" / "config.yaml") -> dict:
@@ -89,7 +89,7 @@ def test_declared_timings_are_what_the_demo_measures(demo, monkeypatch):
 def test_a_quantity_named_ms_is_not_a_timing_unless_declared(tmp_path):
     import pandas as pd
 
-    from lecture17.csvio import timing_path, write_with_timing
+    from lecture17.pipeline.csvio import timing_path, write_with_timing
 
     table = pd.DataFrame({"quantity": ["mse_loss", "ms_per_step"], "value": [0.5, 3.0]})
     write_with_timing(table, tmp_path / "seed0.csv", ("ms_per_step",))

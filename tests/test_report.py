@@ -5,10 +5,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from lecture17 import diff, ledger
 from lecture17.__main__ import as_text, width
-from lecture17.reference import BEGIN, END, readme_section, splice
-from lecture17.report import render_view
+from lecture17.reporting import diff, ledger
+from lecture17.reporting.reference import BEGIN, END, readme_section, splice
+from lecture17.reporting.report import render_view
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -140,7 +140,7 @@ def test_a_timing_claim_that_fails_here_is_listed_not_agreeing():
 
 
 def test_a_check_the_data_cannot_decide_is_not_resolvable():
-    from lecture17.checks import PREDICATES, Finding
+    from lecture17.reporting.checks import PREDICATES, Finding
 
     PREDICATES["x1_grid"] = lambda v: Finding(None, "not resolvable at eval_every 25")
     try:

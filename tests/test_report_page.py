@@ -10,8 +10,10 @@ import pytest
 import yaml
 from pages import SMALL_FIGURES, reference_missing, small_build, tables_of
 
-from lecture17 import figures, ledger, report_claims, report_html
-from lecture17.report import (
+from lecture17.reporting import claims as report_claims
+from lecture17.reporting import figures, ledger
+from lecture17.reporting import page as report_html
+from lecture17.reporting.report import (
     beside_lecture,
     figure_numbers,
     fold,

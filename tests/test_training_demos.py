@@ -23,7 +23,7 @@ import yaml
 from lecture17 import tiny_transformer as tt
 from lecture17 import training
 from lecture17.experiments import layers, positional_encoding, scaling_multihead
-from lecture17.run import as_arguments, check_demo, check_settings, load_demo, run_demo
+from lecture17.pipeline.job import as_arguments, check_demo, check_settings, load_demo, run_demo
 from lecture17.training import TrainSettings
 
 ROOT = Path(__file__).resolve().parents[1]

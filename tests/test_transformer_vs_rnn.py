@@ -21,11 +21,11 @@ import yaml
 
 from lecture17 import tiny_transformer as tt
 from lecture17 import training as tr
-from lecture17.aggregate import aggregate, read_runs
-from lecture17.csvio import write_csv
 from lecture17.experiments import transformer_vs_rnn as ex
-from lecture17.report import load_views, render_view
-from lecture17.run import check_settings, load_demo, run_demo
+from lecture17.pipeline.aggregate import aggregate, read_runs
+from lecture17.pipeline.csvio import write_csv
+from lecture17.pipeline.job import check_settings, load_demo, run_demo
+from lecture17.reporting.report import load_views, render_view
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = yaml.safe_load((ROOT / "config" / "config.yaml").read_text(encoding="utf-8"))["demos"]

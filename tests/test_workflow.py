@@ -16,8 +16,8 @@ import pytest
 import yaml
 from repository import copy_repository
 
-from lecture17.deps import code_inputs
 from lecture17.experiments import DEMOS
+from lecture17.pipeline.deps import code_inputs
 
 ROOT = Path(__file__).resolve().parents[1]
 TEST_CONFIG = ".test/config/config.yaml"
@@ -243,7 +243,7 @@ def lecture17_diff(a: Path, b: Path) -> subprocess.CompletedProcess:
 
 def deterministic_claims(workdir: Path) -> dict:
     """What every deterministic claim prints (exact, reconstructed, echo, precision)."""
-    from lecture17 import diff, ledger
+    from lecture17.reporting import diff, ledger
 
     build = diff.load_build(workdir)
     entries = ledger.load_ledger(ROOT / "report" / "ledger")

@@ -1,10 +1,10 @@
-"""Named checks of 01_self_attention.yaml (§1–§3): what the vocabulary of lecture17.checks
+"""Named checks of 01_self_attention.yaml (§1–§3): what the vocabulary of lecture17.reporting.checks
 cannot say in one word. Each takes the claim's checks.Context and returns a Finding.
 """
 
 import numpy as np
 
-from lecture17.checks import Finding, check
+from lecture17.reporting.checks import Finding, check
 
 # -------------------------------------------------------------------------------------------
 # §1.2 path length (demo 01.4)

@@ -1,5 +1,6 @@
-"""Named checks of 02_scaling_multihead.yaml (§4–§5): what the vocabulary of lecture17.checks
-cannot say in one word. Each takes the claim's checks.Context and returns a Finding.
+"""Named checks of 02_scaling_multihead.yaml (§4–§5): what the vocabulary of
+lecture17.reporting.checks cannot say in one word. Each takes the claim's checks.Context and
+returns a Finding.
 
 Monte Carlo claims (02.1, 02.2): each seed of ours is one run of the lecture's simulation, so
 every seed (the selectors `<name>_lo` and `<name>_hi`: min and max over seeds) must lie within
@@ -22,7 +23,7 @@ import re
 
 import numpy as np
 
-from lecture17.checks import Finding, check
+from lecture17.reporting.checks import Finding, check
 
 K = 4  # standard errors: the Monte Carlo tolerance (module docstring)
 

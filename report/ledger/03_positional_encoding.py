@@ -6,7 +6,7 @@ Curves are read in the table's row order, which is the config's order (ascending
 
 import numpy as np
 
-from lecture17.checks import Finding, check
+from lecture17.reporting.checks import Finding, check
 
 # -----------------------------------------------------------------------------
 # §6.3 dot products of positional encodings

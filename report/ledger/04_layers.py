@@ -7,7 +7,7 @@ An accuracy curve is read in the table's row order: steps 0 (the initialisation)
 
 import numpy as np
 
-from lecture17.checks import Finding, binomial_band, check
+from lecture17.reporting.checks import Finding, binomial_band, check
 
 # "学会 learned": the lecture's 90 % (§4.4 "第一次达到 90% 准确率"), one threshold for §7.5
 LEARNED = 0.9

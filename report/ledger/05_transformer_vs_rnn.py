@@ -7,7 +7,7 @@ stat it is their mean. Accuracies are greedy decoding on n_test new sequences (Â
 
 import numpy as np
 
-from lecture17.checks import Finding, check
+from lecture17.reporting.checks import Finding, check
 
 # -----------------------------------------------------------------------------
 # helpers

@@ -7,7 +7,7 @@ import json
 
 import numpy as np
 
-from lecture17.checks import Finding, check
+from lecture17.reporting.checks import Finding, check
 
 # -----------------------------------------------------------------------------
 # Ex1, Ex4: matrices as the lecture prints them

@@ -14,9 +14,9 @@ import sys
 import unicodedata
 from pathlib import Path
 
-from lecture17 import diff
-from lecture17.aggregate import read_tables
-from lecture17.report import load_views, render_view
+from lecture17.pipeline.aggregate import read_tables
+from lecture17.reporting import diff
+from lecture17.reporting.report import load_views, render_view
 
 
 def width(text: str) -> int:
@@ -66,7 +66,7 @@ def run_jobs(demo: str, config_path: Path, device: str, root: str) -> int:
     """
     import yaml
 
-    from lecture17.run import grid_folder, run_job, runs
+    from lecture17.pipeline.job import grid_folder, run_job, runs
 
     with open(config_path, encoding="utf-8") as f:
         demos = yaml.safe_load(f)["demos"]
@@ -112,7 +112,7 @@ def main(argv=None) -> int:
     if args.command == "run":
         return run_jobs(args.demo, args.config, args.device, args.results)
     if args.command == "reference":
-        from lecture17.reference import write_reference
+        from lecture17.reporting.reference import write_reference
 
         write_reference()
         print("参考构建 reference build → report/reference/；README 的“关于实验结果”已更新")

@@ -6,7 +6,7 @@ rule aggregate:
     input:
         runs=lambda w: table_inputs(w.demo),
         timings=lambda w: [timing_path(p) for p in table_inputs(w.demo)],
-        code=code("lecture17.aggregate"),
+        code=code("lecture17.pipeline.aggregate"),
     output:
         table=report(
             "results/tables/{demo}.csv",
@@ -22,4 +22,4 @@ rule aggregate:
     conda:
         "../../environment.yml"
     shell:
-        "python -m lecture17.aggregate {input.runs} {input.timings} --out {output.table} 2> {log}"
+        "python -m lecture17.pipeline.aggregate {input.runs} {input.timings} --out {output.table} 2> {log}"

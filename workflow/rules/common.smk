@@ -9,11 +9,11 @@ from snakemake.exceptions import WorkflowError
 from snakemake.logging import logger
 from snakemake.utils import validate
 
-from lecture17.csvio import timing_path
-from lecture17.deps import code_inputs
+from lecture17.pipeline.csvio import timing_path
+from lecture17.pipeline.deps import code_inputs
 from lecture17.experiments import DEMOS, rules
-from lecture17.figures import FIGURES
-from lecture17.run import check_demo, runs
+from lecture17.reporting.figures import FIGURES
+from lecture17.pipeline.job import check_demo, runs
 
 validate(config, schema="../schemas/config.schema.yaml")
 
@@ -117,7 +117,7 @@ def table_inputs(demo):
 
 
 def code(*modules):
-    """The src/ files these modules import (see src/lecture17/deps.py)."""
+    """The src/ files these modules import (see src/lecture17/pipeline/deps.py)."""
     return code_inputs(*modules, root=ROOT)
 
 
@@ -130,9 +130,9 @@ FIGURE_NAMES = [name for name, fig in FIGURES.items() if fig.demo in TABLES]
 
 # The report lists the code every result came from (its provenance block hashes these files).
 ALL_CODE = code(
-    "lecture17.report",
-    "lecture17.aggregate",
-    "lecture17.figures",
-    "lecture17.run",
+    "lecture17.reporting.report",
+    "lecture17.pipeline.aggregate",
+    "lecture17.reporting.figures",
+    "lecture17.pipeline.job",
     *{f"lecture17.experiments.{DEMOS[d].module}" for d in config["demos"]},
 )

@@ -19,7 +19,7 @@ for _rule, _demos in EXPERIMENT_RULES.items():
         name:
             _rule
         input:
-            code=code("lecture17.run", f"lecture17.experiments.{_demos[0].module}"),
+            code=code("lecture17.pipeline.job", f"lecture17.experiments.{_demos[0].module}"),
         output:
             csv="results/{demo}/seed{seed}.csv",
             timing="results/{demo}/seed{seed}.timing.csv",
@@ -34,7 +34,7 @@ for _rule, _demos in EXPERIMENT_RULES.items():
         params:
             settings=settings_json,
         shell:
-            "python -m lecture17.run {wildcards.demo} --seed {wildcards.seed} "
+            "python -m lecture17.pipeline.job {wildcards.demo} --seed {wildcards.seed} "
             "--settings {params.settings:q} --out {output.csv} 2> {log}"
 
 
@@ -47,7 +47,7 @@ for _rule, _demos in EXPERIMENT_RULES.items():
         name:
             _rule
         input:
-            code=code("lecture17.run", f"lecture17.experiments.{_demos[0].module}"),
+            code=code("lecture17.pipeline.job", f"lecture17.experiments.{_demos[0].module}"),
         output:
             csv="results/{demo}/{setting}/seed{seed}.csv",
             timing="results/{demo}/{setting}/seed{seed}.timing.csv",
@@ -66,5 +66,5 @@ for _rule, _demos in EXPERIMENT_RULES.items():
             settings=training_settings_json,
             grid=grid_json,
         shell:
-            "python -m lecture17.run {wildcards.demo} --seed {wildcards.seed} "
+            "python -m lecture17.pipeline.job {wildcards.demo} --seed {wildcards.seed} "
             "--settings {params.settings:q} --grid {params.grid:q} --out {output.csv} 2> {log}"

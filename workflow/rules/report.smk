@@ -5,7 +5,7 @@ rule figure:
     input:
         table=lambda w: f"results/tables/{FIGURES[w.name].demo}.csv",
         timing=lambda w: f"results/tables/{FIGURES[w.name].demo}.timing.csv",
-        code=code("lecture17.figures"),
+        code=code("lecture17.reporting.figures"),
     output:
         report(
             "report/figures/{name}.png",
@@ -20,7 +20,7 @@ rule figure:
     conda:
         "../../environment.yml"
     shell:
-        "python -m lecture17.figures {wildcards.name} {input.table} --out {output} 2> {log}"
+        "python -m lecture17.reporting.figures {wildcards.name} {input.table} --out {output} 2> {log}"
 
 
 rule script_seconds:
@@ -28,7 +28,7 @@ rule script_seconds:
     # summed from the benchmark files, once every demo's table (and so every job) is done
     input:
         tables=expand("results/tables/{demo}.csv", demo=TABLES),
-        code=code("lecture17.provenance"),
+        code=code("lecture17.reporting.provenance"),
     output:
         table="results/tables/build.csv",
         timing="results/tables/build.timing.csv",
@@ -39,7 +39,7 @@ rule script_seconds:
     conda:
         "../../environment.yml"
     shell:
-        "python -m lecture17.provenance benchmarks --out {output.table} 2> {log}"
+        "python -m lecture17.reporting.provenance benchmarks --out {output.table} 2> {log}"
 
 
 rule report:
@@ -66,7 +66,7 @@ rule report:
     params:
         recorded=" ".join(RECORDED),  # tables from runs recorded on a GPU (report/measured/)
     shell:
-        "python -m lecture17.report --tables {input.tables} --figures {input.figures} "
+        "python -m lecture17.reporting.report --tables {input.tables} --figures {input.figures} "
         "--ledger report/ledger --views report/views --template {input.template} --page {input.page} "
         "--config {input.config} --code {input.code} --recorded {params.recorded} "
         "--out-md {output.md} --out-html {output.html} --out-config {output.config} 2> {log}"

@@ -1,7 +1,8 @@
 """Wall-clock timing, the one clock of the demos, train() and bench/ (§3.4, §9.5, §10.4).
 
-Every timing is machine-dependent (§0.5): the demos name such quantities `ms…`, and run.py
-writes them to `<run>.timing.csv`, apart from the reproducible numbers.
+Every timing is machine-dependent (§0.5): each demo declares its timing quantities in its
+registry entry (experiments.DEMOS), and the job runner writes them to `<run>.timing.csv`,
+apart from the reproducible numbers.
 
 - `timed(fn, *args, device=...)`: one call and its seconds; the clock stops when a cuda
   device has finished (cuda runs its kernels asynchronously: without the wait the clock would

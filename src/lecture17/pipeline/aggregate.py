@@ -1,9 +1,9 @@
 """Seed-averaged tables: one per demo, mean and min–max over seeds (as the lecture prints them).
 
-    python -m lecture17.aggregate results/05.1/*/seed*.csv --out results/tables/05.1.csv
+    python -m lecture17.pipeline.aggregate results/05.1/*/seed*.csv --out results/tables/05.1.csv
 
-Input: the tidy per-run CSVs that `lecture17.run` writes (demo, seed, label columns…, quantity,
-value), timing files included. Output: one row per (label columns, quantity) with `mean`,
+Input: the tidy per-run CSVs that `lecture17.pipeline.job` writes (demo, seed, label columns…,
+quantity, value), timing files included. Output: one row per (label columns, quantity) with `mean`,
 `min`, `max`, `std` (the sample standard deviation over seeds, 0 for one seed) and `n_seeds`;
 the timings go to `05.1.timing.csv` beside the table. `python -m lecture17 diff` compares two
 builds' trained cells with mean, std and n_seeds (Welch's test).
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from lecture17.csvio import exit_on_sigterm, is_temporary, timing_path, write_with_timing
+from lecture17.pipeline.csvio import exit_on_sigterm, is_temporary, timing_path, write_with_timing
 
 STATS = ["mean", "min", "max"]
 
@@ -104,7 +104,7 @@ def select(table: pd.DataFrame, quantity=None, *, strict: bool = False, **labels
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m lecture17.aggregate", description=__doc__.splitlines()[0]
+        prog="python -m lecture17.pipeline.aggregate", description=__doc__.splitlines()[0]
     )
     parser.add_argument("runs", nargs="+", type=Path)
     parser.add_argument("--out", type=Path, required=True)

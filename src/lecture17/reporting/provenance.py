@@ -21,7 +21,7 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
-from lecture17.csvio import write_with_timing
+from lecture17.pipeline.csvio import write_with_timing
 
 PACKAGES = ["numpy", "torch", "pandas", "matplotlib", "jinja2", "markdown", "snakemake"]
 
@@ -160,8 +160,8 @@ def script_seconds(benchmarks: Path) -> pd.DataFrame:
 
 
 def main(argv=None) -> int:
-    """python -m lecture17.provenance BENCHMARKS --out results/tables/build.csv"""
-    parser = argparse.ArgumentParser(prog="python -m lecture17.provenance")
+    """python -m lecture17.reporting.provenance BENCHMARKS --out results/tables/build.csv"""
+    parser = argparse.ArgumentParser(prog="python -m lecture17.reporting.provenance")
     parser.add_argument("benchmarks", type=Path)
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args(argv)

@@ -2,7 +2,7 @@
 
 `report/ledger/*.yaml` holds one entry per claim, in the lecture's order (the files sort by the
 lecture script they mostly cover); `report/ledger/*.py` beside them holds the named predicates
-that the vocabulary does not cover (lecture17.checks).
+that the vocabulary does not cover (lecture17.reporting.checks).
 
     - id: C012                     # the reading aid's id where it has one
       section: "§2.3"
@@ -43,8 +43,8 @@ import numpy as np
 import pandas as pd
 import yaml
 
-from lecture17 import aggregate as tables_mod
-from lecture17 import checks
+from lecture17.pipeline import aggregate as tables_mod
+from lecture17.reporting import checks
 
 CLASSES = ("exact", "reconstructed", "echo", "precision", "seeded", "timing", "cited")
 COUNTED = ("exact", "precision", "seeded")  # the classes a reproduction is counted in

@@ -11,7 +11,7 @@ import ast
 from pathlib import Path
 
 PACKAGE = "lecture17"
-SRC = Path(__file__).resolve().parents[1]  # the folder that holds lecture17/
+SRC = Path(__file__).resolve().parents[2]  # the folder that holds lecture17/
 
 
 def module_path(name: str, src: Path = SRC) -> Path:

@@ -1,6 +1,6 @@
 """The report's figures, one function per figure, each drawn from one seed-averaged table.
 
-    python -m lecture17.figures 03.1_pe_heatmap results/tables/03.1.csv \
+    python -m lecture17.reporting.figures 03.1_pe_heatmap results/tables/03.1.csv \
         --out report/figures/03.1_pe_heatmap.png
 
 Titles are built from the same table as the data. Labels inside the figures are plain English
@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from lecture17.aggregate import read_tables, select
+from lecture17.pipeline.aggregate import read_tables, select
 
 DPI = 150  # the PNG's resolution; the report shows each figure at 96 CSS px per inch
 FONT_PT = 10  # every label, tick and legend; no text under MIN_FONT_PT at display size
@@ -533,7 +533,7 @@ def draw(name: str, table_path: Path, out: Path) -> None:
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(
-        prog="python -m lecture17.figures", description=__doc__.splitlines()[0]
+        prog="python -m lecture17.reporting.figures", description=__doc__.splitlines()[0]
     )
     p.add_argument("name")
     p.add_argument("table", type=Path)

@@ -1,6 +1,7 @@
 """Render the report: the lecture's tables regenerated, each beside the lecture's own numbers.
 
-    python -m lecture17.report --tables results/tables/*.csv --figures report/figures/*.png \
+    python -m lecture17.reporting.report --tables results/tables/*.csv \
+        --figures report/figures/*.png \
         --ledger report/ledger --views report/views \
         --template report/templates/lecture17.md.j2 --page report/templates/lecture17.html.j2 \
         --config config/config.yaml --out-md report/lecture17.md --out-html report/lecture17.html
@@ -10,7 +11,7 @@ the ledger. Nothing depends on the date, the path or the host, except the block 
 machine-dependent (timings, CPU), which a diff of two reports skips.
 
 The template is rendered twice from the same tables and verdicts: as Markdown (the file diffs
-read; formulas stay `$…$`) and in an HTML flavour that report_html turns into the web page
+read; formulas stay `$…$`) and in an HTML flavour that reporting.page turns into the web page
 (claims as cards with their check folded away, MathML, anchors, a table of contents).
 """
 
@@ -25,14 +26,14 @@ from pathlib import Path
 import yaml
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
-from lecture17 import ledger as ledger_mod
-from lecture17 import report_claims as claims_mod
-from lecture17.aggregate import read_tables, select
-from lecture17.figures import DPI, FIGURES
-from lecture17.figures import caption as figure_caption
-from lecture17.provenance import machine_info, reproducible_info
-from lecture17.report_html import to_html
-from lecture17.worked_examples import INPUTS
+from lecture17.pipeline.aggregate import read_tables, select
+from lecture17.reporting import claims as claims_mod
+from lecture17.reporting import ledger as ledger_mod
+from lecture17.reporting.figures import DPI, FIGURES
+from lecture17.reporting.figures import caption as figure_caption
+from lecture17.reporting.page import to_html
+from lecture17.reporting.provenance import machine_info, reproducible_info
+from lecture17.reporting.worked_examples import INPUTS
 
 MACHINE_BEGIN = "<!-- machine-dependent:begin -->"
 MACHINE_END = "<!-- machine-dependent:end -->"
@@ -248,7 +249,7 @@ def machine_dependent(text: str) -> str:
 class Report:
     """What the template can call: demo(id) renders a demo's tables, figures and claims.
 
-    `html`: the HTML flavour (claims as cards, links left as @@…@@ for report_html).
+    `html`: the HTML flavour (claims as cards, links left as @@…@@ for reporting.page).
     """
 
     def __init__(self, tables, views, outcomes, figures, recorded=(), settings=None, html=False):
@@ -467,7 +468,7 @@ def build(args) -> tuple[str, str]:
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(
-        prog="python -m lecture17.report", description=__doc__.splitlines()[0]
+        prog="python -m lecture17.reporting.report", description=__doc__.splitlines()[0]
     )
     p.add_argument("--tables", nargs="*", default=[])
     p.add_argument("--figures", nargs="*", default=[])

@@ -37,9 +37,9 @@ import numpy as np
 import pandas as pd
 import yaml
 
-from lecture17 import ledger as ledger_mod
-from lecture17.aggregate import STATS, read_tables
-from lecture17.report import load_views
+from lecture17.pipeline.aggregate import STATS, read_tables
+from lecture17.reporting import ledger as ledger_mod
+from lecture17.reporting.report import load_views
 
 ALPHA = 0.01  # family-wise false-alarm rate of one comparison of two builds (Holm)
 ROUNDING = 1e-12  # below this, a value is the rounding error of an equivalence

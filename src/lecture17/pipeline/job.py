@@ -1,8 +1,8 @@
 """Run one demo for one seed and write its tidy CSV — the command every experiment rule calls.
 
-    python -m lecture17.run 01.4 --seed 0 --settings '{"seq_len": 64, ...}' \
+    python -m lecture17.pipeline.job 01.4 --seed 0 --settings '{"seq_len": 64, ...}' \
         --out results/01.4/seed0.csv
-    python -m lecture17.run 05.1 --seed 0 --grid '{"model": "gru", "seq_len": 8}' \
+    python -m lecture17.pipeline.job 05.1 --seed 0 --grid '{"model": "gru", "seq_len": 8}' \
         --out results/05.1/model=gru/seq_len=8/seed0.csv
 
 The CSV is written to a temporary file and renamed at the end, so a failed job leaves nothing
@@ -32,8 +32,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from lecture17.csvio import exit_on_sigterm, write_with_timing
 from lecture17.experiments import DEMOS
+from lecture17.pipeline.csvio import exit_on_sigterm, write_with_timing
 
 
 def load_demo(demo: str):
@@ -211,7 +211,7 @@ def run_job(demo: str, settings: dict, seed: int, grid_point: dict, out: Path) -
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m lecture17.run", description=__doc__.splitlines()[0]
+        prog="python -m lecture17.pipeline.job", description=__doc__.splitlines()[0]
     )
     parser.add_argument("demo")
     parser.add_argument("--seed", type=int, required=True)

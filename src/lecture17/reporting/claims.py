@@ -15,7 +15,7 @@ import html
 
 import pandas as pd
 
-from lecture17 import ledger as ledger_mod
+from lecture17.reporting import ledger as ledger_mod
 
 LECTURE_ERROR = "lecture_error"
 LABELS = {**ledger_mod.STATUS, LECTURE_ERROR: "讲义有误 the lecture's own error"}
