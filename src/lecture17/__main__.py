@@ -66,7 +66,7 @@ def run_jobs(demo: str, config_path: Path, device: str, root: str) -> int:
     """
     import yaml
 
-    from lecture17.pipeline.job import grid_folder, run_job, runs
+    from lecture17.pipeline.job import grid_folder, jobs, run_job
 
     with open(config_path, encoding="utf-8") as f:
         demos = yaml.safe_load(f)["demos"]
@@ -83,7 +83,7 @@ def run_jobs(demo: str, config_path: Path, device: str, root: str) -> int:
     folder = Path(root, demo)
     folder.mkdir(parents=True, exist_ok=True)  # the settings these runs used, for a later build
     (folder / "settings.json").write_text(json.dumps(settings, indent=2, sort_keys=True) + "\n")
-    for path, point, seed in runs(demo, spec, root):
+    for path, point, seed in jobs(demo, spec, root):
         run_job(demo, settings, seed, point, Path(path))
         print(f"演示 {demo} · {grid_folder(point) or '—'} · seed {seed} → {path}", flush=True)
     return 0

@@ -13,7 +13,7 @@ from lecture17.pipeline.csvio import timing_path
 from lecture17.pipeline.deps import code_inputs
 from lecture17.experiments import DEMOS, rules
 from lecture17.reporting.figures import FIGURES
-from lecture17.pipeline.job import check_demo, runs
+from lecture17.pipeline.job import check_demo, jobs
 
 validate(config, schema="../schemas/config.schema.yaml")
 
@@ -80,15 +80,15 @@ def grid_json(wildcards):
 
 
 def run_csvs(demo):
-    """The run CSVs a demo's table is aggregated from (see run.runs)."""
-    return [path for path, _, _ in runs(demo, config["demos"][demo])]
+    """The run CSVs a demo's table is aggregated from (see pipeline.job.jobs)."""
+    return [path for path, _, _ in jobs(demo, config["demos"][demo])]
 
 
 def recorded_csvs(demo):
     """A GPU demo's runs recorded on a GPU under report/measured/<demo>/, if every one is there
     and they were run with this config's settings (their settings.json); else []."""
     spec = config["demos"][demo]
-    paths = [path for path, _, _ in runs(demo, spec, MEASURED)]
+    paths = [path for path, _, _ in jobs(demo, spec, MEASURED)]
     if not all(Path(p).is_file() and timing_path(p).is_file() for p in paths):
         return []
     recorded = json.loads(Path(MEASURED, demo, "settings.json").read_text())

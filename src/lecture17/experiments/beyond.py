@@ -14,7 +14,8 @@ Table 1 (sequential operations O(n) for a recurrent layer, O(1) for self-attenti
 
 Every function follows the demo contract (docs/CONTRACTS.md): keyword-only settings from
 config/config.yaml, a `seed`, and a tidy DataFrame (label columns, `quantity`, `value`).
-Quantities whose names start with `ms` are wall-clock timings: they differ on every run.
+Quantities named `ms…` are wall-clock timings (declared as such in the registry,
+experiments.DEMOS): they differ on every run.
 """
 
 import contextlib

@@ -359,10 +359,10 @@ def post_vs_pre_ln(
     task = training.InplaceReversalTask(length)
     before = _initial_accuracy(make_model, task, seed, train.n_test, device)
     settings = replace(train, lr=lr, warmup=train.warmup if warm else 0)
-    run = training.train(make_model, task, settings, seed=seed, device=device)
-    curve = [{"step": 0, **before}, *run.evaluations]
+    trained = training.train(make_model, task, settings, seed=seed, device=device)
+    curve = [{"step": 0, **before}, *trained.evaluations]
     records = [row("accuracy", e["accuracy"], step=e["step"]) for e in curve]
-    records += rows({"sequence_accuracy": run.final["sequence_accuracy"]})
+    records += rows({"sequence_accuracy": trained.final["sequence_accuracy"]})
     records.append(row("chance", 1 / training.N_SYMBOLS))
     guessed = training.guessed_chance(task, training.SymbolGuesser, seed, train.n_test)
     records.append(row("simulated_chance", guessed["accuracy"]))

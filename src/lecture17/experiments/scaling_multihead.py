@@ -215,10 +215,10 @@ def lookup_task(
     records, per_lr = [], {}
     for lr in adam_lrs if optimizer == "adam" else sgd_lrs:
         settings = replace(train, optimizer=optimizer, lr=lr)  # unknown optimizer: train refuses
-        run = training.train(make_model, task, settings, seed=seed, device=device)
-        first = _steps_to(run.evaluations, threshold)
-        per_lr[lr] = {"steps": first, "final": run.final["accuracy"]}
-        records += _learning_rate_rows(run.evaluations, lr, per_lr[lr])
+        trained = training.train(make_model, task, settings, seed=seed, device=device)
+        first = _steps_to(trained.evaluations, threshold)
+        per_lr[lr] = {"steps": first, "final": trained.final["accuracy"]}
+        records += _learning_rate_rows(trained.evaluations, lr, per_lr[lr])
     records += _sweep_rows(per_lr, n_pairs)
     guessed = training.guessed_chance(task, training.ValueGuesser, seed, train.n_test)
     records.append(row("simulated_chance", guessed["accuracy"]))

@@ -14,7 +14,7 @@ CSV itself is reproducible.
 and types of its settings and grid), so a bad config fails when the workflow is parsed, before
 any job, saying which key and what was expected (the schema, workflow/schemas/, checks the rest).
 
-`runs(demo, spec)` lists a demo's jobs as the workflow names them (one per grid point and
+`jobs(demo, spec)` lists a demo's jobs as the workflow names them (one per grid point and
 seed, `results/<demo>/<k=v/…>/seed<s>.csv`); the Snakefile and `python -m lecture17 run` both
 use it.
 """
@@ -26,6 +26,7 @@ import inspect
 import itertools
 import json
 import sys
+import types
 import typing
 from pathlib import Path
 
@@ -64,6 +65,8 @@ def fits(value, annotation) -> bool:
     is no number, and `1e-3` (no dot) is a string."""
     if dataclasses.is_dataclass(annotation):
         return isinstance(value, dict) and not settings_problems(annotation, value)
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):  # int | None
+        return any(fits(value, option) for option in typing.get_args(annotation))
     if typing.get_origin(annotation) is list:
         (item,) = typing.get_args(annotation)
         return isinstance(value, list) and all(fits(v, item) for v in value)
@@ -166,7 +169,7 @@ def grid_folder(point: dict) -> str:
     return "/".join(f"{key}={value}" for key, value in point.items())
 
 
-def runs(demo: str, spec: dict, root: str = "results") -> list[tuple[str, dict, int]]:
+def jobs(demo: str, spec: dict, root: str = "results") -> list[tuple[str, dict, int]]:
     """(CSV path, grid point, seed) of every job of one demo, as the workflow names them."""
     return [
         ("/".join(filter(None, (root, demo, grid_folder(point), f"seed{seed}.csv"))), point, seed)
