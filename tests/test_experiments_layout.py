@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from lecture17.experiments import DEMOS
+from lecture17.experiments import runnable
 
 ROOT = Path(__file__).resolve().parents[1]
 EXPERIMENTS = ROOT / "src" / "lecture17" / "experiments"
@@ -46,12 +46,12 @@ def test_the_length_measure_counts_a_whole_function(tmp_path):
     assert f.end_lineno - f.lineno + 1 == 6
 
 
-@pytest.mark.parametrize("module", sorted({module for module, _ in DEMOS.values()}))
+@pytest.mark.parametrize("module", sorted({demo.module for demo in runnable().values()}))
 def test_demos_are_in_id_order_in_their_module(module):
     """Within a module the demos follow the lecture (02.1, 02.2, 02.3, …); each one's helpers
     sit just before it."""
     order = [node.name for node in top_level_functions(EXPERIMENTS / f"{module}.py")]
-    demos = [function for _, (m, function) in sorted(DEMOS.items()) if m == module]
+    demos = [d.function_name for _, d in sorted(runnable().items()) if d.module == module]
     assert sorted(demos, key=order.index) == demos
 
 
