@@ -1,12 +1,15 @@
 """Lecture 17 · Transformer Networks — reproducible companion code.
 
-Modules (read them in this order, like the lecture):
+The lecture's code, at the top of the package (read it in this order, like the lecture):
     attention_numpy      every block from scratch in numpy, rows are tokens, float64 (§2–§8)
     tiny_transformer     a small Transformer and GRU seq2seq baselines in PyTorch (§6.6, §7.5, §9)
-    experiments.*        one module per lecture script (01 … 05); each demo returns a tidy DataFrame
-    run                  what a Snakemake rule calls: one demo, one seed, one CSV
-    aggregate            seed-averaged tables (mean and min–max), one per demo
-    report               the Markdown / HTML report, lecture values beside ours
+    training             the tasks of §4.4, §6.6, §7.5 and §9, TrainSettings and train()
+    torch_models         PyTorch's own nn.Transformer / nn.GRU, the yardsticks of 06.3 and bench/
+    experiments          one module per lecture script (01 … 06, 13), the demo registry DEMOS
+The machinery, which the lecture's code never imports (tests/test_architecture.py):
+    pipeline             one job of a demo into CSVs, seed-averaged tables, a rule's code inputs
+    reporting            the ledger and its checks, figures, the report, diff, the reference build
+docs/ARCHITECTURE.md draws how the data moves between them.
 
 This file imports nothing on purpose: a numpy-only job must not pay for `import torch`.
 """

@@ -412,7 +412,7 @@ def encoder_layer_forward(x, params, n_heads, mask=None, norm_first=False):
     ndarray, same shape as ``x``
         Or its broadcast with the mask's batch axis (a (1, n, n) mask with 2-D x: (1, n, d_model)).
     """
-    x = _as_float(x, "x")
+    x = _check_encoder_layer_inputs(x, params)
 
     def self_attention(h):
         return multi_head_attention(h, h, params["self_attn"], n_heads, mask)[0]
@@ -465,6 +465,7 @@ def encoder_layer_params_from_torch(layer):
     dict
         ``{"self_attn", "ffn", "norm1", "norm2"}`` of float64 ndarrays.
     """
+    _check_torch_layer(layer, "TransformerEncoderLayer")
     d_model = layer.self_attn.embed_dim
     return {
         "self_attn": mha_params_from_torch(layer.self_attn),
@@ -584,6 +585,7 @@ def decoder_layer_params_from_torch(layer):
         ``{"self_attn", "cross_attn", "ffn", "norm1", "norm2", "norm3"}`` of float64 ndarrays
         (PyTorch's ``multihead_attn`` is our ``cross_attn``).
     """
+    _check_torch_layer(layer, "TransformerDecoderLayer")
     d_model = layer.self_attn.embed_dim
     return {
         "self_attn": mha_params_from_torch(layer.self_attn),
@@ -773,6 +775,24 @@ def _head_mask(mask, b, n_heads, n_q, n_k):
         return _broadcast_mask(mask, (b, n_heads, n_q, n_k))[0]  # (b | 1, h | 1, n_q | 1, ..)
     mask, shape = _broadcast_mask(mask, (b, n_q, n_k))
     return np.broadcast_to(mask, shape)[:, np.newaxis]  # (b, 1, n_q, n_k)
+
+
+def _check_encoder_layer_inputs(x, params):
+    """x as a float array, and every block's parameters present (the blocks check their own)."""
+    missing = sorted({"self_attn", "ffn", "norm1", "norm2"} - set(params))
+    if missing:
+        raise ValueError(
+            f"encoder layer params lack {missing}; expected self_attn, ffn, norm1, norm2"
+        )
+    return _as_float(x, "x")
+
+
+def _check_torch_layer(layer, name):
+    """A converter's input: the PyTorch layer of that name (else ValueError, not AttributeError)."""
+    import torch  # only here: the numpy blocks above never need it
+
+    if not isinstance(layer, getattr(torch.nn, name)):
+        raise ValueError(f"expected a torch.nn.{name}, got {type(layer).__name__}")
 
 
 def _check_torch_mha(mha):

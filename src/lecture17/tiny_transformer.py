@@ -10,7 +10,7 @@ References:
 4) Cho et al., "Learning Phrase Representations using RNN Encoder-Decoder for Statistical
    Machine Translation", EMNLP 2014 — the GRU encoder-decoder (§9.1).
 
-Shapes, one notation for the whole module (and for attention_numpy): batch first, rows are
+Shapes, one notation for the whole module: batch first, rows are
 tokens (§0.4), e.g. x (b, n, d_model), per-head weights (b, h, n_q, n_k).
     b           batch size
     n           sequence length; n_src / n_tgt for the source and the shifted target,
@@ -42,6 +42,9 @@ The lecture's main line comes first, in its order: §5 attention, §6 embedding 
 encoding, §7 encoder layer, §8 decoder layer, §8.5/§9 the models. Then, beyond it, greedy
 decoding with a KV cache (§8.4 names it): Transformer.greedy_decode(use_cache=True) keeps each
 decoder layer's keys and values (KVCache) and every step computes only the newest position.
+The cache's section holds KVCache and count_positions; the few methods the cache needs on the
+lecture's classes (MultiHeadAttention's *_step, DecoderLayer.step, Decoder.step) stay on
+them, each in a block marked "beyond the main line (§8.4)", after the class's lecture part.
 Last, the input checks and helpers.
 """
 

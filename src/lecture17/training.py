@@ -277,7 +277,7 @@ def check_train_settings(settings: TrainSettings) -> None:
         )
     if settings.eval_every is not None and settings.eval_every <= 0:
         raise ValueError(f"eval_every must be positive or None, got {settings.eval_every}")
-    if not settings.lr >= 0:  # NaN too: a demo that sweeps lr did not set it
+    if settings.lr is None or not settings.lr >= 0:  # None: a demo sweeping lr did not set it
         raise ValueError(f"lr must be a number >= 0, got {settings.lr}")
 
 

@@ -38,7 +38,7 @@ wildcard_constraints:
 
 
 # Every demo's settings and grid must match its function's arguments, names and types: a typo
-# fails here, before any job (run.check_demo).
+# fails here, before any job (pipeline.job.check_demo).
 for _demo, _spec in config["demos"].items():
     check_demo(_demo, _spec, config["device"])
 
@@ -121,12 +121,33 @@ def code(*modules):
     return code_inputs(*modules, root=ROOT)
 
 
+# The registry is read when the workflow is parsed. What a job takes from it (its function
+# and its declared timings) is the job's `registry` param, so editing another fact (a title, a
+# §, another demo's entry) reruns no experiment; the registry file is left out of the code.
+REGISTRY_FILE = "src/lecture17/experiments/__init__.py"
+
+
+def job_code(module):
+    """The code inputs of an experiment rule: what its jobs import, the registry left out."""
+    return [
+        path
+        for path in code("lecture17.pipeline.job", f"lecture17.experiments.{module}")
+        if path != REGISTRY_FILE
+    ]
+
+
+def registry_entry(wildcards):
+    """The facts of this job's registry entry that decide what the job computes and writes."""
+    demo = DEMOS[wildcards.demo]
+    return f"{demo.function} timings={','.join(demo.timings)}"
+
+
 # Every demo that runs in this build gets a seed-averaged table; a GPU-only demo (06.3) gets one
 # in a `device=cuda` build, or from its runs recorded under report/measured/. A figure is drawn
 # when its demo has a table.
 TABLES = [demo for demo in config["demos"] if runs_here(demo) or recorded_csvs(demo)]
 RECORDED = [demo for demo in TABLES if not runs_here(demo)]
-FIGURE_NAMES = [name for name, fig in FIGURES.items() if fig.demo in TABLES]
+FIGURE_NAMES = [name for name, fig in FIGURES.items() if fig.table in TABLES]
 
 # The report lists the code every result came from (its provenance block hashes these files).
 ALL_CODE = code(

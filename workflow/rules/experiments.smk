@@ -19,7 +19,7 @@ for _rule, _demos in EXPERIMENT_RULES.items():
         name:
             _rule
         input:
-            code=code("lecture17.pipeline.job", f"lecture17.experiments.{_demos[0].module}"),
+            code=job_code(_demos[0].module),
         output:
             csv="results/{demo}/seed{seed}.csv",
             timing="results/{demo}/seed{seed}.timing.csv",
@@ -33,6 +33,7 @@ for _rule, _demos in EXPERIMENT_RULES.items():
             "../../environment.yml"
         params:
             settings=settings_json,
+            registry=registry_entry,
         shell:
             "python -m lecture17.pipeline.job {wildcards.demo} --seed {wildcards.seed} "
             "--settings {params.settings:q} --out {output.csv} 2> {log}"
@@ -47,7 +48,7 @@ for _rule, _demos in EXPERIMENT_RULES.items():
         name:
             _rule
         input:
-            code=code("lecture17.pipeline.job", f"lecture17.experiments.{_demos[0].module}"),
+            code=job_code(_demos[0].module),
         output:
             csv="results/{demo}/{setting}/seed{seed}.csv",
             timing="results/{demo}/{setting}/seed{seed}.timing.csv",
@@ -60,11 +61,12 @@ for _rule, _demos in EXPERIMENT_RULES.items():
         conda:
             "../../environment.yml"
         resources:
-            gpu=lambda w: int(config["device"] == "cuda"),
             **(GPU_RESOURCES if _demos[0].kind == "gpu" else {}),
+            gpu=lambda w: int(config["device"] == "cuda"),
         params:
             settings=training_settings_json,
             grid=grid_json,
+            registry=registry_entry,
         shell:
             "python -m lecture17.pipeline.job {wildcards.demo} --seed {wildcards.seed} "
             "--settings {params.settings:q} --grid {params.grid:q} --out {output.csv} 2> {log}"

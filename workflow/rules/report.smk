@@ -3,8 +3,8 @@
 
 rule figure:
     input:
-        table=lambda w: f"results/tables/{FIGURES[w.name].demo}.csv",
-        timing=lambda w: f"results/tables/{FIGURES[w.name].demo}.timing.csv",
+        table=lambda w: f"results/tables/{FIGURES[w.name].table}.csv",
+        timing=lambda w: f"results/tables/{FIGURES[w.name].table}.timing.csv",
         code=code("lecture17.reporting.figures"),
     output:
         report(

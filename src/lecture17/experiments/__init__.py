@@ -57,11 +57,11 @@ class Demo:
 
     @property
     def module(self) -> str:
-        return self.function.split(".")[0]
+        return self.function.split(".")[0] if self.function else ""
 
     @property
     def function_name(self) -> str:
-        return self.function.split(".")[1]
+        return self.function.split(".")[1] if self.function else ""
 
     @property
     def script(self) -> str:
@@ -89,26 +89,47 @@ _REGISTRY = [
     Demo(
         "01.5",
         "self_attention.complexity",
-        "§3.3",
+        "§3.4",
         "计算量",
         timings=("ms_per_layer", "ms_growth_per_doubling"),
     ),
     # 02 scaling and multi-head attention (§4–§5)
     Demo("02.1", "scaling_multihead.dot_product_variance", "§4.2", "方差"),
     Demo("02.2", "scaling_multihead.softmax_saturation", "§4.3", "饱和"),
-    Demo("02.3", "scaling_multihead.lookup_task", "§4.4", "查字典", kind="training"),
-    Demo("02.4", "scaling_multihead.multihead_vs_torch", "§5.2", "多头 = PyTorch"),
+    Demo(
+        "02.3",
+        "scaling_multihead.lookup_task",
+        "§4.4",
+        "查字典",
+        kind="training",
+        rule="lookup_task",
+    ),
+    Demo("02.4", "scaling_multihead.multihead_vs_torch", "§5.4", "多头 = PyTorch"),
     Demo("02.5", "scaling_multihead.one_head_vs_three", "§5.1", "一个头 vs 三个头"),
     # 03 positional encoding (§6)
     Demo("03.1", "positional_encoding.wavelengths", "§6.2", "波长"),
     Demo("03.2", "positional_encoding.relative_shift", "§6.3", "M_k"),
     Demo("03.3", "positional_encoding.pe_dot_products", "§6.3", "点积"),
     Demo("03.4", "positional_encoding.previous_token_head", "§6.4", "前一个词"),
-    Demo("03.5", "positional_encoding.pe_ablation", "§6.6", "消融", kind="training"),
+    Demo(
+        "03.5",
+        "positional_encoding.pe_ablation",
+        "§6.6",
+        "消融",
+        kind="training",
+        rule="pe_ablation",
+    ),
     # 04 encoder and decoder layers (§7–§8)
     Demo("04.1", "layers.encoder_vs_torch", "§7.4", "编码器层"),
     Demo("04.2", "layers.layernorm_vs_batchnorm", "§7.3", "LN vs BN"),
-    Demo("04.3", "layers.post_vs_pre_ln", "§7.5", "Post-LN vs Pre-LN", kind="training"),
+    Demo(
+        "04.3",
+        "layers.post_vs_pre_ln",
+        "§7.5",
+        "Post-LN vs Pre-LN",
+        kind="training",
+        rule="post_vs_pre_ln",
+    ),
     Demo("04.4", "layers.look_ahead_mask", "§8.1", "look-ahead"),
     Demo("04.5", "layers.decoder_vs_torch", "§8.2", "解码器层"),
     Demo("04.6", "layers.padding_mask", "§8.3", "padding"),
@@ -158,6 +179,7 @@ _REGISTRY = [
         "§9.5",
         "GPU 上的训练速度（只在 GPU 构建里跑）",
         kind="gpu",
+        rule="gpu_step_time",
         timings=(
             *_STEP_TIMES,
             "ms_ratio_transformer_over_gru",
@@ -171,8 +193,10 @@ _REGISTRY = [
 ]
 
 DEMOS: dict[str, Demo] = {demo.id: demo for demo in _REGISTRY}
-assert len(DEMOS) == len(_REGISTRY), "a demo id is registered twice"
-assert list(DEMOS) == sorted(DEMOS), "demos are registered in id order"
+if len(DEMOS) != len(_REGISTRY) or list(DEMOS) != sorted(DEMOS):
+    raise ValueError("each demo is registered once, in id order")
+if unknown := [d.id for d in _REGISTRY if d.reads and d.reads not in DEMOS]:
+    raise ValueError(f"views of {unknown} read a demo that is not registered")
 
 
 def runnable() -> dict[str, Demo]:
@@ -181,8 +205,9 @@ def runnable() -> dict[str, Demo]:
 
 
 def rules(demos=None) -> dict[str, list[Demo]]:
-    """Snakemake rule name -> the demos it runs, in id order (one rule per module and kind);
-    `demos` defaults to the registry's runnable demos."""
+    """Snakemake rule name -> the demos it runs, in id order; `demos` defaults to the registry's
+    runnable demos. A rule runs demos of one module and one kind (analytic demos share their
+    module's rule; a training demo has its own unless it names a shared one, as 05.x do)."""
     grouped: dict[str, list[Demo]] = {}
     for demo in runnable().values() if demos is None else demos:
         grouped.setdefault(demo.rule, []).append(demo)

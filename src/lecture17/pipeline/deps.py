@@ -26,20 +26,36 @@ def module_path(name: str, src: Path = SRC) -> Path:
 def imported_modules(path: Path, src: Path = SRC) -> set[str]:
     """The lecture17 modules one file imports (absolute imports; `from lecture17 import x` too)."""
     found = set()
+    package = _package_of(path, src)
     for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
         if isinstance(node, ast.Import):
             found |= {a.name for a in node.names if a.name.split(".")[0] == PACKAGE}
-        elif (
-            isinstance(node, ast.ImportFrom)
-            and node.module
-            and node.module.split(".")[0] == PACKAGE
-        ):
-            found.add(node.module)
+        elif isinstance(node, ast.ImportFrom):
+            module = _absolute(node, package)
+            if not module or module.split(".")[0] != PACKAGE:
+                continue
+            found.add(module)
             for alias in node.names:  # `from lecture17 import attention_numpy` names a module
-                candidate = f"{node.module}.{alias.name}"
-                if src.joinpath(*candidate.split(".")).with_suffix(".py").exists():
+                candidate = f"{module}.{alias.name}"
+                base = src.joinpath(*candidate.split("."))
+                if base.with_suffix(".py").exists() or (base / "__init__.py").exists():
                     found.add(candidate)
     return found
+
+
+def _package_of(path: Path, src: Path) -> str:
+    """src/lecture17/experiments/layers.py -> "lecture17.experiments" (for relative imports)."""
+    parts = path.resolve().relative_to(src.resolve()).with_suffix("").parts
+    return ".".join(parts[:-1])
+
+
+def _absolute(node: ast.ImportFrom, package: str) -> str | None:
+    """The module an ImportFrom names, relative ones (`from ..pipeline import x`) resolved."""
+    if not node.level:
+        return node.module
+    parts = package.split(".")
+    base = parts[: len(parts) - node.level + 1] if node.level <= len(parts) else []
+    return ".".join([*base, *([node.module] if node.module else [])]) or None
 
 
 def parents(name: str) -> list[str]:

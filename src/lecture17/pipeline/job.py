@@ -192,11 +192,6 @@ def run_demo(demo: str, settings: dict, seed: int, grid_point: dict | None = Non
     if table["value"].isna().any():  # e.g. a mean over an empty window: the settings don't fit
         bad = sorted(set(table.loc[table["value"].isna(), "quantity"]))
         raise ValueError(f"demo {demo} computed NaN for {bad}; check its settings {settings}")
-    if missing := sorted(set(DEMOS[demo].timings) - set(table["quantity"])):
-        raise ValueError(
-            f"demo {demo} declares the timings {missing} (lecture17.experiments.DEMOS) but "
-            "returned no rows of them"
-        )
     for position, (key, value) in enumerate(grid_point.items()):
         if key not in table.columns:
             table.insert(position, key, value)

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from lecture17.experiments import DEMOS
 from lecture17.pipeline.aggregate import read_tables, select
 
 DPI = 150  # the PNG's resolution; the report shows each figure at 96 CSS px per inch
@@ -45,22 +46,33 @@ STYLE = {
 @dataclass(frozen=True)
 class Figure:
     name: str  # report/figures/<name>.png
-    demo: str  # whose seed-averaged table it draws
-    section: str  # the lecture section it belongs to: the report numbers it by it (图 4.3)
+    demo: str  # the demo it belongs to (experiments.DEMOS): shown with it, numbered by its §
     caption: str  # what the report prints under it (the figure itself is labelled in English)
     draw: Callable
+
+    @property
+    def table(self) -> str:
+        """The seed-averaged table it is drawn from: its demo's, or the one its demo reads."""
+        return DEMOS[self.demo].reads or self.demo
+
+    @property
+    def section(self) -> str:
+        """Its demo's lecture section: the report numbers it by it (图 4.3 Figure 4.3)."""
+        return DEMOS[self.demo].section.lstrip("§")
 
 
 FIGURES: dict[str, Figure] = {}
 
 
-def figure(name: str, *, demo: str, section: str, caption: str):
-    """Register the decorated function as the figure `name`, drawn from table `demo`."""
+def figure(name: str, *, demo: str, caption: str):
+    """Register the decorated function as the figure `name` of the registered demo `demo`."""
 
     def register(draw):
         if name in FIGURES:
             raise ValueError(f"figure {name!r} is registered twice")
-        FIGURES[name] = Figure(name, demo, section, caption, draw)
+        if demo not in DEMOS:
+            raise ValueError(f"figure {name!r}: demo {demo!r} is not registered")
+        FIGURES[name] = Figure(name, demo, caption, draw)
         return draw
 
     return register
@@ -92,7 +104,6 @@ def _pivot(table, quantity, index, columns):
 @figure(
     "03.1_pe_heatmap",
     demo="03.1",
-    section="6.2",
     caption=(
         "正弦位置编码的热图。左边高频的维度变化很快，右边低频的维度几乎不变。"
         "Sinusoidal PE: fast dimensions on the left, slow ones on the right."
@@ -126,7 +137,6 @@ SENSITIVITY_NAMES = {"rnn": "RNN", "attention": "self-attention"}
 @figure(
     "01.4_sensitivity",
     demo="01.4",
-    section="1.2",
     caption=(
         "最后一个输出对第 j 个输入的敏感度（对数坐标）。"
         "RNN 随距离按指数衰减，自注意力和距离无关。"
@@ -150,7 +160,6 @@ def sensitivity_by_distance(table, ax):
 @figure(
     "02.2_saturation",
     demo="02.2",
-    section="4.3",
     caption=(
         "不缩放时，d_k 越大，softmax 饱和（最大权重 > 0.99）的比例越高、"
         "雅可比范数越小；缩放后两者都不随 d_k 变。"
@@ -189,7 +198,6 @@ OPTIMIZER_NAMES = {"adam": "Adam", "sgd": "SGD"}
 @figure(
     "02.3_lookup_curves",
     demo="02.3",
-    section="4.4",
     caption=(
         "查字典任务训练后的测试准确率随学习率的变化（能用的学习率范围）。"
         "左 Adam、右 SGD；实线缩放、虚线不缩放，颜色是 d_k；点线是 90% 和瞎猜。"
@@ -228,7 +236,6 @@ def lookup_curves(table, ax):
 @figure(
     "03.4_previous_token",
     demo="03.4",
-    section="6.4",
     caption=(
         "只用位置编码、W^Q = β M₋₁ 时，放在前一个位置上的平均权重随 β 变“硬”。"
         "The weight on the previous position hardens as β grows."
@@ -253,7 +260,6 @@ SETUP_NAMES = {"post_ln": "Post-LN", "pre_ln": "Pre-LN", "post_ln_warmup": "Post
 @figure(
     "04.3_ln_curves",
     demo="04.3",
-    section="7.5",
     caption=(
         "6 层编码器做原地反转时，逐位置准确率随步数的变化。实线 lr 1e−2、虚线 lr 1e−3；"
         "灰色点线是瞎猜。Per-position accuracy against the training step."
@@ -295,7 +301,6 @@ def _model_style(model):
 @figure(
     "05.1_accuracy_by_length",
     demo="05.1",
-    section="9.2",
     caption=(
         "整句（实线）和逐词（虚线，含 EOS）准确率随 L 的变化，误差棒是种子间的最小–最大。"
         "Whole-sequence and per-token accuracy against L."
@@ -330,8 +335,7 @@ def accuracy_by_length(table, ax):
 
 @figure(
     "05.2_accuracy_by_position",
-    demo="05.1",
-    section="9.3",
+    demo="05.2",
     caption=(
         "每个输出位置 t（从 1 数起，复制输入的第 L + 1 − t 个词）的准确率，"
         "阴影是种子间的最小–最大。Accuracy at each output position."
@@ -384,7 +388,6 @@ def _attention_panels(table):
 @figure(
     "05.3_attention_maps",
     demo="05.3",
-    section="9.4",
     caption=(
         "平均注意力权重。第一行：Transformer 的编码器-解码器注意力各头和 GRU + 注意力"
         "（反对角线 = 镜像位置）；第二行：解码器自注意力；第三行：编码器自注意力。"
@@ -445,7 +448,6 @@ def _step_time_axes(ax, lengths):
 @figure(
     "05.4_step_time",
     demo="05.4",
-    section="9.5",
     caption=(
         "每步训练耗时随 L 的变化（对数坐标，CPU 单线程，因机器而异）。"
         "Training step time against L on this machine."
@@ -468,7 +470,6 @@ TORCH_STYLE = {"nn.Transformer": "tab:green", "nn.GRU": "tab:blue"}
 @figure(
     "06.3_gpu_step_time",
     demo="06.3",
-    section="9.5",
     caption=(
         "GPU 上每步训练耗时随 L 的变化（对数坐标，因机器而异）。实线是我们的三个模型，"
         "虚线是 PyTorch 自带的同尺寸模型（nn.Transformer、nn.GRU）；左右两栏是两种模型宽度。"

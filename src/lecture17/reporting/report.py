@@ -26,6 +26,7 @@ from pathlib import Path
 import yaml
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
+from lecture17.experiments import DEMOS
 from lecture17.pipeline.aggregate import read_tables, select
 from lecture17.reporting import claims as claims_mod
 from lecture17.reporting import ledger as ledger_mod
@@ -260,18 +261,20 @@ class Report:
         self.lecture = lecture_cells(outcomes, tables)
         self.numbers = figure_numbers(figures)
         self.shown = set()
+        self.rendered = set()  # the demos the template placed (build() checks none is left out)
 
     def demo(self, demo_id: str, exercises: bool = False) -> str:
         """A demo's views, figures and claims; claims about exercises wait for §13 unless asked."""
         if demo_id not in self.views and demo_id not in self.tables:
             return f"*（本次构建没有演示 {demo_id} demo {demo_id} is not in this build）*"
+        self.rendered.add(demo_id)
         chosen = self._choose(demo=demo_id, exercises=exercises)
         sources = {str(v.get("table", demo_id)) for v in self.views.get(demo_id, [])} | {demo_id}
         trained = any(self.settings.get(d, {}).get("grid") for d in sources)
         quoted = any(self.lecture_of(d) for d in sources)
         reading, timing = claims_mod.reading_note(chosen, trained, quoted, self.html)
         parts = [reading, machine_dependent(timing) if timing else "", self.inputs(demo_id)]
-        figures = [n for n in self.figures if n.split("_")[0] == demo_id]
+        figures = [n for n in self.figures if n in FIGURES and FIGURES[n].demo == demo_id]
         for i, view in enumerate(self.views.get(demo_id, [])):
             parts += self.view(view, demo_id, figures if i == 0 else [])
         parts += [self.figure(name) for name in figures]
@@ -460,6 +463,12 @@ def build(args) -> tuple[str, str]:
     for html in (False, True):
         report = Report(tables, views, outcomes, figures, args.recorded, demos, html)
         texts.append(render_markdown(Path(args.template), {**context, "r": report, "html": html}))
+        built = {d for d, demo in DEMOS.items() if (demo.reads or d) in tables}
+        if left_out := sorted(built - report.rendered):
+            raise ValueError(
+                f"{args.template} places no `{{{{ r.demo(...) }}}}` for {left_out}: every demo "
+                "with a table needs its line under its § heading (docs/ARCHITECTURE.md)"
+            )
     md_text, html_flavour = texts
     figure_dir = Path(args.figures[0]).parent if args.figures else Path(args.out_md).parent
     page = args.page or Path(args.template).with_name("lecture17.html.j2")
