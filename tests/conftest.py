@@ -1,10 +1,12 @@
-"""Shared test set-up: paths, tolerances and markers declared once, and the same hypothesis
-examples on every run, so a CI failure can be rerun here."""
+"""Shared test set-up: paths, tolerances, markers and the one-value picker declared once, and
+the same hypothesis examples on every run, so a CI failure can be rerun here."""
 
 from pathlib import Path
 
 import pytest
 from hypothesis import settings
+
+from lecture17.pipeline.aggregate import select
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = ROOT / "config" / "config.yaml"
@@ -17,6 +19,10 @@ TEST_CONFIG = ROOT / ".test" / "config" / "config.yaml"  # the small config the 
 ATOL = 1e-12
 RTOL = 0.0
 ATOL_FLOAT32 = 1e-5
+# A demo's own float64 equivalences in its table (loop = matrix = PyTorch, PE(p + k) = PE(p) M_k,
+# our layers = PyTorch's, at config/config.yaml's sizes): the lecture quotes 2e-16 … 1.3e-15
+# (~1e-14 for the PE shifts), so these are held to 1e-13, tighter than ATOL.
+EQUIV = 1e-13
 
 # Property tests draw random inputs; derandomize makes the draws a function of the test alone
 # (no database, no clock), like every seeded number in the lecture's code (§0.5).
@@ -36,3 +42,11 @@ def _cuda() -> bool:
 # `@without_cuda` on one that checks what a machine without a GPU says
 requires_cuda = pytest.mark.skipif(not _cuda(), reason="no GPU on this machine")
 without_cuda = pytest.mark.skipif(_cuda(), reason="this machine has a GPU")
+
+
+def value(table, quantity: str, **labels) -> float:
+    """The one value of `quantity` with these labels in a demo's table (pipeline.aggregate's
+    select, the report's and the ledger's way: labels compare as text)."""
+    rows = select(table, quantity, **labels)
+    assert len(rows) == 1, f"{quantity} {labels}: {len(rows)} rows"
+    return float(rows["value"].iloc[0])
