@@ -1,149 +1,41 @@
-"""Faults injected into real builds: a job killed mid-write, a build stopped, a bad config.
+"""Faults injected into real builds: a job killed mid-write, a build stopped; and the pieces of
+csvio those builds rely on (all-or-none writes, temporary files never taken for a run).
 
 A killed job must leave no CSV that a later step trusts, and the next `snakemake` must finish
-the build with the bytes an uninterrupted one writes (csvio's docstring says how). A bad config
-must fail when the workflow is parsed, before any job, naming the key and what was expected.
-
-The builds run in a copy of the repository (tests/repository.py) on a small config of their
-own: demo 01.1 with two seeds, so two cheap jobs and their aggregation, one at a time. The fault
-is injected from outside the project's code: a `sitecustomize.py` on the jobs' PYTHONPATH
-(STALL below) stops one job halfway through writing its CSV, with the header and one row on
-disk, and tells the test its pid; the test then sends the signal.
+the build with the bytes an uninterrupted one writes (csvio's docstring says how). The builds
+(builds.py) run in a copy of the repository on demo 01.1 with two seeds; a `sitecustomize.py` on
+the jobs' PYTHONPATH stops one job halfway through writing its CSV, with the header and one row
+on disk, and tells the test its pid; the test then sends the signal.
 """
 
 import os
-import re
 import signal
 import subprocess
-import sys
-import time
 from pathlib import Path
 
-import jsonschema
 import pandas as pd
 import pytest
-import yaml
-from repository import ROOT, copy_repository
+from builds import (
+    JOBS,
+    OUTPUTS,
+    RUNS,
+    STALLED,
+    TABLE,
+    build,
+    checkout,
+    finish,
+    ran,
+    start,
+    wait_until,
+)
 
 from lecture17.pipeline.aggregate import read_runs
 from lecture17.pipeline.csvio import is_temporary, temporary_path, write_csvs
-from lecture17.pipeline.job import check_demo, fits
 
-TEST_CONFIG = ".test/config/config.yaml"
-DEMO, SEEDS = "01.1", [0, 1]
-RUNS = [f"results/{DEMO}/seed{seed}.csv" for seed in SEEDS]
-TABLE = f"results/tables/{DEMO}.csv"
-JOBS = [{path, path.replace(".csv", ".timing.csv")} for path in [*RUNS, TABLE]]  # their outputs
-OUTPUTS = set().union(*JOBS)
-STALLED = f"results/{DEMO}/.seed0.csv.tmp"  # csvio.temporary_path of seed 0's CSV
-TIMEOUT = 300  # seconds for a build, or a job to stall: generous, for a loaded 2-core machine
 slow = pytest.mark.slow
-
-# The fault, as the jobs' sitecustomize: a write to the file named $LECTURE17_STALL_FILE stops
-# before its third line (header and first row flushed to disk), writes the job's pid to
-# $LECTURE17_STALL_DIR/pid, and waits until $LECTURE17_STALL_DIR/release exists (or a signal).
-STALL = """
-import builtins, os, time
-from pathlib import Path
-
-_name, _dir = os.environ["LECTURE17_STALL_FILE"], Path(os.environ["LECTURE17_STALL_DIR"])
-_open = builtins.open
-
-
-def _stall(handle):
-    handle.flush()
-    (_dir / "pid.part").write_text(str(os.getpid()))
-    os.replace(_dir / "pid.part", _dir / "pid")
-    while not (_dir / "release").exists():
-        time.sleep(0.05)
-
-
-def _open_stalling(file, mode="r", *args, **kwargs):
-    handle = _open(file, mode, *args, **kwargs)
-    if "w" in mode and isinstance(file, (str, os.PathLike)) and os.path.basename(file) == _name:
-        write, lines = handle.write, []
-
-        def stalling_write(text):
-            lines.append(text)
-            if len(lines) == 3:
-                _stall(handle)
-            return write(text)
-
-        handle.write = stalling_write
-    return handle
-
-
-builtins.open = _open_stalling
-"""
 
 
 # --- builds -------------------------------------------------------------------------------------
-
-
-def checkout(work: Path) -> Path:
-    """A copy of the repository with faults.yaml: demo 01.1 of the .test config, two seeds."""
-    copy_repository(work)
-    spec = yaml.safe_load((work / TEST_CONFIG).read_text())["demos"][DEMO]
-    config = {"device": "cpu", "demos": {DEMO: {**spec, "seeds": SEEDS}}}
-    (work / "faults.yaml").write_text(yaml.safe_dump(config))
-    return work
-
-
-def environment(work: Path, stall: Path | None = None) -> dict:
-    env = dict(
-        os.environ,
-        PYTHONPATH=str(work / "src"),
-        PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
-    )
-    if stall is not None:  # the jobs' shell prefix puts their src/ before this PYTHONPATH
-        stall.mkdir()
-        (stall / "sitecustomize.py").write_text(STALL)
-        env.update(
-            PYTHONPATH=f"{env['PYTHONPATH']}{os.pathsep}{stall}",
-            LECTURE17_STALL_FILE=Path(STALLED).name,
-            LECTURE17_STALL_DIR=str(stall),
-        )
-    return env
-
-
-def start(work: Path, *args: str, stall: Path | None = None) -> subprocess.Popen:
-    """`snakemake --cores 1` of 01.1's table, in the background, its output to build.log; in a
-    process group of its own with its jobs, as a build started from a shell is."""
-    cmd = [sys.executable, "-m", "snakemake", "--cores", "1", "--configfile", "faults.yaml"]
-    cmd += ["--replace-workflow-config", *args, TABLE]
-    with (work / "build.log").open("w") as log:
-        return subprocess.Popen(
-            cmd,
-            cwd=work,
-            env=environment(work, stall),
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-
-
-def finish(build: subprocess.Popen, work: Path) -> tuple[int, str]:
-    return build.wait(timeout=TIMEOUT), (work / "build.log").read_text()
-
-
-def build(work: Path, *args: str) -> str:
-    """A build that must succeed; its log."""
-    returncode, log = finish(start(work, *args), work)
-    assert returncode == 0, log
-    return log
-
-
-def ran(log: str) -> set[str]:
-    """The outputs of the jobs a build's log says it ran."""
-    found = (match.group(1) for match in re.finditer(r"^\s+output: (.*)$", log, re.M))
-    return {path.strip() for paths in found for path in paths.split(",")}
-
-
-def wait_until(done, what: str) -> None:
-    deadline = time.monotonic() + TIMEOUT
-    while not done():
-        assert time.monotonic() < deadline, f"waited {TIMEOUT} s for {what}"
-        time.sleep(0.1)
 
 
 def stalled_job(build: subprocess.Popen, stall: Path) -> int:
@@ -313,161 +205,3 @@ def test_a_temporary_file_is_never_taken_for_a_run(tmp_path):
     assert list(tmp.parent.glob("*.csv")) == []
     with pytest.raises(ValueError, match="unfinished writes"):
         read_runs([tmp])
-
-
-# --- a bad config -------------------------------------------------------------------------------
-
-DELETE = object()
-BAD_CONFIGS = {
-    # what: (where in the .test config, the value put there (DELETE: removed), what the error says)
-    "unknown key": (["seed"], 3, ["'seed' is not one of ['device', 'demos']"]),
-    "unknown key of a demo": (
-        ["demos", "01.1", "seed"],
-        [0],
-        ["'seed' is not one of ['seeds', 'settings', 'devices', 'grid']", "['demos']['01.1']"],
-    ),
-    "unknown setting": (
-        ["demos", "01.2", "settings", "dk"],
-        64,
-        ["config demos['01.2']", "unknown settings ['dk']", "expected exactly ['d_k', 'd_v',"],
-    ),
-    "unknown grid key": (
-        ["demos", "02.3", "grid", "optimiser"],
-        ["adam"],
-        ["config demos['02.3']", "unknown settings ['optimiser']", "'optimizer'"],
-    ),
-    "wrong type of the seeds": (
-        ["demos", "01.1", "seeds"],
-        "a",
-        ["'a' is not of type 'array'", "['demos']['01.1']['seeds']"],
-    ),
-    "wrong type of a setting": (
-        ["demos", "01.1", "settings", "strength"],
-        "4",
-        ["config demos['01.1']: setting 'strength' is '4' (str), expected float"],
-    ),
-    "wrong type of a grid value": (
-        ["demos", "05.1", "grid", "seq_len"],
-        [32, "64"],
-        ["config demos['05.1']: grid value of 'seq_len' is '64' (str), expected int"],
-    ),
-    "unknown demo": (
-        ["demos", "99.9"],
-        {"seeds": [0], "settings": {}},
-        ["'99.9' does not match '^(0[1-6]|13)\\\\.[1-9]$'", "['demos']"],
-    ),
-    "unknown demo of a known script": (
-        ["demos", "01.9"],
-        {"seeds": [0], "settings": {}},
-        ["unknown demo '01.9'; expected one of ['01.1', '01.2',"],
-    ),
-    "missing setting": (
-        ["demos", "01.2", "settings", "d_k"],
-        DELETE,
-        ["config demos['01.2']", "missing settings ['d_k']", "expected exactly ['d_k', 'd_v',"],
-    ),
-    "setting also a grid key": (
-        ["demos", "02.3", "settings", "d_k"],
-        16,
-        ["config demos['02.3']: ['d_k'] in both `settings` and `grid`; expected one of the two"],
-    ),
-    "training demo without its grid": (
-        ["demos", "02.3", "grid"],
-        DELETE,
-        ["config demos['02.3']: expected a `grid` (a training demo) for lookup_task"],
-    ),
-}
-
-
-def edited(config: dict, keys: list[str], value) -> dict:
-    *parents, last = keys
-    block = config
-    for key in parents:
-        block = block[key]
-    if value is DELETE:
-        del block[last]
-    else:
-        block[last] = value
-    return config
-
-
-def dry_run(work: Path, *args: str) -> subprocess.CompletedProcess:
-    cmd = [sys.executable, "-m", "snakemake", "--dry-run", "--cores", "1", TABLE, *args]
-    return subprocess.run(
-        cmd, cwd=work, env=environment(work), capture_output=True, text=True, timeout=TIMEOUT
-    )
-
-
-@pytest.fixture(scope="module")
-def repository(tmp_path_factory):
-    return copy_repository(tmp_path_factory.mktemp("configs"))
-
-
-@slow
-@pytest.mark.parametrize("what", BAD_CONFIGS)
-def test_a_bad_config_fails_before_any_job_naming_the_key_and_what_was_expected(
-    what, repository, tmp_path
-):
-    keys, value, said = BAD_CONFIGS[what]
-    config = edited(yaml.safe_load((repository / TEST_CONFIG).read_text()), keys, value)
-    (tmp_path / "bad.yaml").write_text(yaml.safe_dump(config))
-    done = dry_run(
-        repository, "--configfile", str(tmp_path / "bad.yaml"), "--replace-workflow-config"
-    )
-    text = done.stdout + done.stderr
-    assert done.returncode != 0, text
-    assert "Building DAG of jobs" not in text, text  # it failed while the workflow was parsed
-    for words in said:
-        assert words in text, text
-
-
-@pytest.mark.parametrize("config", ["config/config.yaml", TEST_CONFIG])
-def test_the_configs_we_ship_pass_the_schema_and_check_demo(config):
-    """What common.smk runs on them (test_lint and test_workflow also parse the workflow)."""
-    schema = yaml.safe_load((ROOT / "workflow/schemas/config.schema.yaml").read_text())
-    loaded = yaml.safe_load((ROOT / config).read_text())
-    jsonschema.Draft202012Validator(schema).validate(loaded)
-    for demo, spec in loaded["demos"].items():
-        check_demo(demo, spec, loaded.get("device", "cpu"))
-
-
-@slow
-def test_a_bad_config_starts_no_job(tmp_path):
-    """Not a dry run: the build stops before it runs or writes anything."""
-    work = checkout(tmp_path)
-    config = yaml.safe_load((work / "faults.yaml").read_text())
-    (work / "faults.yaml").write_text(
-        yaml.safe_dump(edited(config, ["demos", DEMO, "settings", "strenght"], 4))
-    )
-    returncode, log = finish(start(work), work)
-    assert returncode != 0 and "unknown settings ['strenght']" in log, log
-    assert not any((work / folder).exists() for folder in ("results", "logs", "benchmarks"))
-
-
-@pytest.mark.parametrize(
-    "value, annotation, fit",
-    [
-        (4, float, True),  # YAML's 4 for a float setting
-        (True, float, False),  # `true` is no number
-        (True, int, False),
-        (True, bool, True),
-        (yaml.safe_load("lr: 1e-3")["lr"], float, False),  # YAML 1.1: no dot, a string
-        (yaml.safe_load("lr: 1.0e-3")["lr"], float, True),
-        ([64, 128], list[int], True),
-        ([64, 128.5], list[int], False),
-        (64, list[int], False),
-        (["gru", "nn.GRU"], list[str], True),
-        ({"gru": {"hidden": 128}}, dict, True),
-        ("small", str, True),
-        (8, str, False),
-    ],
-)
-def test_a_config_value_fits_its_argument_annotation_or_not(value, annotation, fit):
-    assert fits(value, annotation) is fit
-
-
-def test_a_grid_on_a_demo_that_trains_nothing_is_a_config_error():
-    spec = {"seeds": [0], "settings": {}, "grid": {"strength": [4, 6]}}
-    with pytest.raises(ValueError, match=r"expected no `grid` \(not a training demo\)"):
-        check_demo("01.1", spec, "cpu")
-    check_demo("01.1", {"seeds": [0], "settings": {"strength": 4}}, "cpu")  # the same, right

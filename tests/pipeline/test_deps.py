@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 import yaml
+from conftest import ROOT
 
 from lecture17.experiments import DEMOS
 from lecture17.pipeline.deps import code_inputs
 
-ROOT = Path(__file__).resolve().parents[1]
 TEST_CONFIG = yaml.safe_load((ROOT / ".test/config/config.yaml").read_text())
 
 # Run every demo of one module in one interpreter, then list the lecture17 source files loaded.

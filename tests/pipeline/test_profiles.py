@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 import yaml
+from conftest import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 PROFILES = ROOT / "workflow" / "profiles"
 
 

@@ -26,7 +26,8 @@ from pathlib import Path
 
 import pytest
 import yaml
-from repository import ROOT, copy_repository
+from conftest import ROOT
+from repository import copy_repository
 
 pytestmark = pytest.mark.slow
 

@@ -1,4 +1,5 @@
-"""The pipeline on the small `.test/` config: it builds, and it rebuilds only what changed.
+"""The pipeline on the small `.test/` config: it builds, and it rebuilds only what changed; the
+GPU demo 06.3 is planned only in a cuda build, and a CPU build aggregates its recorded runs.
 
 The build runs in a copy of the repository (tracked and new files, no results), with the copy's
 own `src/` on PYTHONPATH, so editing code there is seen exactly as a user's edit would be.
@@ -14,12 +15,12 @@ from pathlib import Path
 
 import pytest
 import yaml
+from conftest import ROOT
 from repository import copy_repository
 
 from lecture17.experiments import DEMOS
 from lecture17.pipeline.deps import code_inputs
 
-ROOT = Path(__file__).resolve().parents[1]
 TEST_CONFIG = ".test/config/config.yaml"
 pytestmark = pytest.mark.slow
 
@@ -279,3 +280,91 @@ def test_another_cpu_changes_no_deterministic_number_and_diff_sees_no_difference
     done = lecture17_diff(workdir, changed)
     assert done.returncode == 1, done.stdout
     assert "05.1" in done.stdout and "n_params" in done.stdout and "p = 0" in done.stdout
+
+
+# -----------------------------------------------------------------------------
+# the GPU demo 06.3: left out of a CPU build, planned in a cuda one
+
+
+def planned_rules(*args: str) -> str:
+    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
+    done = subprocess.run(
+        [sys.executable, "-m", "snakemake", "--dry-run", "--forceall", "--quiet", "rules", *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done.stdout
+
+
+def test_a_cpu_build_leaves_the_gpu_demo_out_and_a_cuda_build_plans_one_job_per_size():
+    assert "gpu_step_time" not in planned_rules()
+    cuda = planned_rules("--config", "device=cuda")
+    assert any(line.split()[:2] == ["gpu_step_time", "2"] for line in cuda.splitlines())
+
+
+# -----------------------------------------------------------------------------
+# runs recorded on a GPU (report/measured/), aggregated by a CPU build
+
+
+def lecture17(work: Path, *args: str) -> subprocess.CompletedProcess:
+    env = dict(
+        os.environ,
+        PYTHONPATH=str(work / "src"),
+        PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+    )
+    return subprocess.run(
+        [sys.executable, "-m", *args], cwd=work, env=env, capture_output=True, text=True
+    )
+
+
+def args_of_the_test_config() -> list[str]:
+    return ["--configfile", TEST_CONFIG, "--replace-workflow-config"]
+
+
+def gpu_only(config_text: str) -> str:
+    """The .test config with 06.3 a GPU-only demo, as in the full config."""
+    config = yaml.safe_load(config_text)
+    config["demos"]["06.3"]["devices"] = ["cuda"]
+    return yaml.safe_dump(config, allow_unicode=True)
+
+
+def test_a_cpu_build_aggregates_recorded_gpu_runs_only_while_their_settings_hold(tmp_path):
+    work = copy_repository(tmp_path)
+    config = work / TEST_CONFIG
+    config.write_text(gpu_only(config.read_text()))
+    # on a GPU machine: python -m lecture17 run 06.3 --device cuda --results report/measured
+    done = lecture17(
+        work, "lecture17", "run", "06.3", "--config", TEST_CONFIG, "--results", "report/measured"
+    )
+    assert done.returncode == 1 and "只在 device ['cuda'] 上运行" in done.stderr
+    spec_text = config.read_text()
+    config.write_text(spec_text.replace("    - cuda\n", "    - cuda\n    - cpu\n", 1))
+    done = lecture17(
+        work, "lecture17", "run", "06.3", "--config", TEST_CONFIG, "--results", "report/measured"
+    )
+    assert done.returncode == 0, done.stderr
+    assert (work / "report/measured/06.3/size=base/seed0.timing.csv").is_file()
+    assert '"device": "cpu"' in (work / "report/measured/06.3/settings.json").read_text()
+    config.write_text(spec_text)  # back to a GPU-only demo, in a CPU build
+
+    def plan():
+        args = args_of_the_test_config()
+        done = lecture17(work, "snakemake", "--dry-run", "--forceall", "--printshellcmds", *args)
+        assert done.returncode == 0, done.stdout + done.stderr
+        return done.stdout + done.stderr
+
+    planned = plan()
+    assert "results/tables/06.3.csv" in planned and "report/measured/06.3/size=small" in planned
+    assert "rule gpu_step_time" not in planned and "--recorded 06.3" in planned
+    config.write_text(spec_text.replace("rounds: 2", "rounds: 3"))  # the config moved on
+    planned = plan()
+    assert "recorded with other settings" in planned
+    assert "results/tables/06.3.csv" not in planned and "--recorded  " in planned
+    asked = lecture17(
+        work, "snakemake", "-n", *args_of_the_test_config(), "results/tables/06.3.csv"
+    )  # as `python -m lecture17 show 06.3` does
+    said = asked.stdout + asked.stderr
+    assert asked.returncode != 0 and "runs only in a build with device in ['cuda']" in said
