@@ -12,10 +12,10 @@
 
 import copy
 from functools import cache
-from pathlib import Path
 
 import pytest
 import yaml
+from conftest import ROOT
 
 from lecture17.experiments import DEMOS
 from lecture17.pipeline.aggregate import aggregate, read_runs
@@ -25,7 +25,6 @@ from lecture17.reporting import checks, ledger
 from lecture17.reporting.diff import load_tables
 from lecture17.reporting.report import load_views
 
-ROOT = Path(__file__).resolve().parents[1]
 LEDGER = ROOT / "report" / "ledger"
 REFERENCE = ROOT / "report" / "reference"
 FLAGS = {f"F{i:02d}" for i in range(1, 11)}  # the reading aid's flags F01–F10

@@ -1,16 +1,15 @@
-"""The report machinery: views, ledger verdicts, the diff, and the README's generated part."""
+"""The report machinery: views, ledger verdicts, the diff, the README's generated part, and how
+the report, the ledger and the diff treat 06.3's GPU-only timings."""
 
-from pathlib import Path
-
+import numpy as np
 import pandas as pd
 import pytest
+from conftest import ROOT
 
 from lecture17.__main__ import as_text, width
 from lecture17.reporting import diff, ledger
 from lecture17.reporting.reference import BEGIN, END, readme_section, splice
-from lecture17.reporting.report import render_view
-
-ROOT = Path(__file__).resolve().parents[1]
+from lecture17.reporting.report import crossover_lines, render_view
 
 
 def table(rows) -> pd.DataFrame:
@@ -266,3 +265,93 @@ def test_a_typo_in_a_settings_path_names_the_claim():
     )
     with pytest.raises(ValueError, match="'X1'.*n_tset"):
         ledger.evaluate_all([e], {"09.9": TABLE}, {"09.9": {"settings": {"n_test": 500}}})
+
+
+# -----------------------------------------------------------------------------
+# demo 06.3's tables: the report's crossover sentence
+
+
+def timing_table(ratios: dict) -> pd.DataFrame:
+    """An aggregated 06.3 table: {d_model: [Transformer / GRU at L = 32, 64, 128]}."""
+    rows = []
+    for d_model, values in ratios.items():
+        for L, ratio in zip((32, 64, 128), values, strict=True):
+            gru = 10.0
+            for model, quantity, value in (
+                ("transformer", "ms_per_step", ratio * gru),
+                ("gru", "ms_per_step", gru),
+                ("transformer", "ms_ratio_transformer_over_gru", ratio),
+            ):
+                rows.append([str(d_model), "bf16", model, str(L), quantity, value])
+    frame = pd.DataFrame(
+        rows, columns=["d_model", "precision", "model", "seq_len", "quantity", "mean"]
+    )
+    return frame.assign(min=frame["mean"], max=frame["mean"], n_seeds=1)
+
+
+def test_the_crossover_is_the_shortest_length_from_which_the_transformer_stays_faster():
+    text = crossover_lines(
+        timing_table({64: [1.5, 1.2, 1.1], 512: [1.2, 0.9, 0.5], 1024: [0.8, 1.1, 0.5]})
+    )
+    never, crossing, late = text.splitlines()
+    assert never.startswith("- d_model 64") and "GRU 每步都比 Transformer 快" in never
+    assert "L = 128：Transformer 11.0 ms，GRU 10.0 ms" in never
+    assert "在 L = 32 和 64 之间" in crossing and "L ≥ 64" in crossing
+    # faster at 32, slower at 64: the Transformer stays faster only from 128 on
+    assert "在 L = 64 和 128 之间" in late
+
+
+def test_a_transformer_faster_everywhere_is_said_so():
+    text = crossover_lines(timing_table({512: [0.9, 0.6, 0.3]}))
+    assert "从 L = 32 起 Transformer 每步都更快" in text
+
+
+# -----------------------------------------------------------------------------
+# a GPU-only claim (demo 06.3): no verdict, no difference without its table
+
+GPU_CLAIM = {
+    "id": "G",
+    "section": "§9.5",
+    "demo": "06.3",
+    "claim": "c",
+    "lecture": "faster",
+    "class": "timing",
+    "needs": "cuda",
+    "values": {
+        "tf": {"quantity": "ms_per_step", "where": {"model": "transformer"}},
+        "gru": {"quantity": "ms_per_step", "where": {"model": "gru"}},
+    },
+    "check": [{"below": {"value": "tf", "than": "gru"}}],
+}
+
+
+def test_a_gpu_claim_without_its_table_needs_a_gpu_and_fails_nothing():
+    outcome = ledger.evaluate(GPU_CLAIM, {})
+    assert outcome.status == "gpu" and outcome.agrees
+    assert diff.diff_lecture([GPU_CLAIM], {}) == ([], 0)
+    without = {k: v for k, v in GPU_CLAIM.items() if k != "needs"}
+    assert ledger.evaluate(without, {}).status == "missing"  # an ordinary claim is "not built"
+    assert diff.diff_lecture([without], {})[1] == 1
+
+
+def test_a_gpu_claim_with_its_table_is_judged_as_a_timing():
+    table = timing_table({512: [0.9, 0.6, 0.3]})
+    outcome = ledger.evaluate(GPU_CLAIM, {"06.3": table})
+    assert outcome.status == "timing" and outcome.reason == ""
+    np.testing.assert_allclose(outcome.numbers["tf"], [9.0, 6.0, 3.0])
+
+
+def test_a_gpu_build_and_a_cpu_build_do_not_differ_on_the_gpu_claim(tmp_path):
+    gpu_build = diff.Build(tmp_path, {"06.3": timing_table({512: [0.9, 0.6, 0.3]})}, {})
+    cpu_build = diff.Build(tmp_path, {}, {})
+    lines, failures = diff.diff_builds([GPU_CLAIM], gpu_build, cpu_build, {})
+    assert failures == 0  # a table of timings on one side only (a GPU build's) is no difference
+    lines, failures = diff.diff_builds([GPU_CLAIM], gpu_build, gpu_build, {}, show_timing=True)
+    assert failures == 0 and lines[1].endswith("计时 timing: (9, 6, 3) vs (9, 6, 3)")
+
+
+def test_the_ledger_knows_only_cuda_as_a_need(tmp_path):
+    path = tmp_path / "ledger.yaml"
+    path.write_text("- {id: A, section: '§1', claim: c, lecture: '1', class: timing, needs: tpu}\n")
+    with pytest.raises(ValueError, match=r"needs 'tpu'; expected one of \('cuda',\)"):
+        ledger.load_ledger(path)

@@ -8,6 +8,7 @@ from pathlib import Path
 import matplotlib
 import pytest
 import yaml
+from conftest import ROOT
 from pages import SMALL_FIGURES, reference_missing, small_build, tables_of
 
 from lecture17.reporting import claims as report_claims
@@ -21,8 +22,6 @@ from lecture17.reporting.report import (
     lecture_numbers,
     view_grid,
 )
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
