@@ -1,15 +1,18 @@
 """The experiment modules read like the lecture (docs/STYLE.md): every function short enough to
 see at once, the demos of a module in the lecture's id order, one way to build a row and one
-clock. Measured on the source with `ast`, so a long function or a hand-built row fails here."""
+clock. Measured on the source with `ast`, so a long function or a hand-built row fails here.
+And every module imports without torch."""
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
+from conftest import ROOT
 
 from lecture17.experiments import runnable
 
-ROOT = Path(__file__).resolve().parents[1]
 EXPERIMENTS = ROOT / "src" / "lecture17" / "experiments"
 MAX_LINES = 45  # "about 40": `def` to the last line, signature and docstring included
 
@@ -72,3 +75,12 @@ def test_rows_are_built_with_tidy_row_and_timed_with_timing():
             if isinstance(node, ast.Attribute) and node.attr in ("perf_counter", "synchronize"):
                 found.append(f"bench/{path.name}:{node.lineno} {node.attr}")
     assert not found, found
+
+
+@pytest.mark.parametrize("module", sorted({demo.module for demo in runnable().values()}))
+def test_importing_the_module_does_not_import_torch(module):
+    """torch is imported inside the functions that need it (experiments/__init__.py), so the
+    numpy-only demos run without paying for `import torch`."""
+    code = f"import sys, lecture17.experiments.{module}; print('torch' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.stdout.strip() == "False", done.stderr

@@ -6,29 +6,25 @@ satisfy. The §9 sizes from config/config.yaml are used only where nothing is tr
 parameter counts of §9.1).
 """
 
-import inspect
 import math
-import subprocess
-import sys
 from functools import cache
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 import torch
-import yaml
+from conftest import ATOL_FLOAT32, ROOT, requires_cuda, value, without_cuda
+from demos import config
 
 from lecture17 import tiny_transformer as tt
 from lecture17 import training as tr
+from lecture17.experiments import DEMOS
 from lecture17.experiments import transformer_vs_rnn as ex
-from lecture17.pipeline.aggregate import aggregate, read_runs
+from lecture17.pipeline.aggregate import aggregate, read_runs, select
 from lecture17.pipeline.csvio import write_csv
-from lecture17.pipeline.job import check_settings, load_demo, run_demo
+from lecture17.pipeline.job import run_demo
 from lecture17.reporting.report import load_views, render_view
 
-ROOT = Path(__file__).resolve().parents[1]
-CONFIG = yaml.safe_load((ROOT / "config" / "config.yaml").read_text(encoding="utf-8"))["demos"]
 MODELS = ["gru", "gru_attention", "transformer"]
 TINY_SIZES = {
     "gru": {"emb_dim": 8, "hidden": 16},
@@ -39,7 +35,6 @@ TRAIN = dict(
     sizes=TINY_SIZES, train=tr.TrainSettings(steps=8, lr=1e-3, warmup=4, batch_size=16, n_test=40)
 )
 L = 6
-ROWS_SUM_TOL = 1e-5  # the maps are means of float32 softmax rows
 pytestmark = pytest.mark.slow
 
 
@@ -69,14 +64,6 @@ def timing(model: str = "transformer", device: str = "cpu"):
     )
 
 
-def value(table, quantity, **labels) -> float:
-    keep = table["quantity"] == quantity
-    for label, wanted in labels.items():
-        keep &= (table[label] == wanted).fillna(False).astype(bool)
-    assert keep.sum() == 1, f"{quantity} {labels}: {keep.sum()} rows"
-    return float(table.loc[keep, "value"].iloc[0])
-
-
 def untimed(table: pd.DataFrame) -> pd.DataFrame:
     """Everything but the timings (quantities ms…), which differ on every run."""
     return table[~table["quantity"].str.startswith("ms")].reset_index(drop=True)
@@ -86,37 +73,22 @@ def untimed(table: pd.DataFrame) -> pd.DataFrame:
 # the contract and the config
 
 
-@pytest.mark.parametrize("demo", ["05.1", "05.3", "05.4"])
-def test_demo_follows_the_contract(demo):
-    fn = load_demo(demo)
-    params = inspect.signature(fn).parameters.values()
-    assert all(p.kind is p.KEYWORD_ONLY and p.default is p.empty for p in params)
-    first_point = {key: values[0] for key, values in CONFIG[demo]["grid"].items()}
-    check_settings(fn, {**CONFIG[demo]["settings"], **first_point, "device": "cpu"})
-
-
-def test_importing_the_module_does_not_import_torch():
-    code = "import sys, lecture17.experiments.transformer_vs_rnn; print('torch' in sys.modules)"
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert done.stdout.strip() == "False", done.stderr
-
-
 def test_attention_analysis_trains_the_05_1_model():
     """§9.4 opens the L = 16, seed-0 model of §9.2: same training settings and sizes."""
     train_keys = ["sizes", "train"]  # the same sizes and the same `train:` block
-    one, three = CONFIG["05.1"], CONFIG["05.3"]
+    one, three = config()["05.1"], config()["05.3"]
     assert {k: three["settings"][k] for k in train_keys} == {
         k: one["settings"][k] for k in train_keys
     }
     assert three["settings"]["seq_len"] in one["grid"]["seq_len"]
     assert set(three["grid"]["model"]) <= set(one["grid"]["model"])
     assert set(three["seeds"]) <= set(one["seeds"])
-    assert CONFIG["05.4"]["settings"]["sizes"] == one["settings"]["sizes"]
+    assert config()["05.4"]["settings"]["sizes"] == one["settings"]["sizes"]
 
 
 def test_transformer_has_the_fewest_parameters_at_the_section_9_sizes():
     """§9.1 "Transformer 的参数最少" (C104), with the configured sizes, nothing trained."""
-    sizes = CONFIG["05.1"]["settings"]["sizes"]
+    sizes = config()["05.1"]["settings"]["sizes"]
     vocab = tr.VOCAB_SIZE
     counts = {
         m: tt.count_parameters(tt.build_model(m, src_vocab=vocab, tgt_vocab=vocab, **sizes[m]))
@@ -134,7 +106,7 @@ def test_comparison_table(model):
     table = comparison(model)
     assert list(table.columns) == ["position", "quantity", "value"]
     assert table["value"].dtype == np.float64 and table["value"].notna().all()
-    positions = table.loc[table.quantity == "position_accuracy", "position"]
+    positions = select(table, "position_accuracy")["position"]
     assert positions.tolist() == list(range(1, L + 1))  # 1-based, EOS position left out (F07)
     assert table.loc[table.quantity != "position_accuracy", "position"].isna().all()
     accuracies = table[table.quantity.str.endswith("accuracy")]["value"]
@@ -175,7 +147,7 @@ def test_position_accuracies_average_to_the_symbol_accuracy(model):
     """Every position has the same number of samples, so their mean is symbol_accuracy
     (the L symbols, no EOS): a shifted or EOS-including position axis would not be."""
     table = comparison(model)
-    per_position = table.loc[table.quantity == "position_accuracy", "value"]
+    per_position = select(table, "position_accuracy")["value"]
     assert per_position.mean() == pytest.approx(value(table, "symbol_accuracy"), abs=1e-12)
     symbols, tokens = value(table, "symbol_accuracy"), value(table, "token_accuracy")
     eos = tokens * (L + 1) - symbols * L  # F01: token accuracy counts EOS as one more output
@@ -216,16 +188,16 @@ def test_attention_statistics_have_one_value_per_head(model):
     assert (cross["mirror_weight"] + cross["neighbour_weight"] <= 1 + 1e-6).all()
     if model == "transformer":
         encoder = stats[stats.block == "encoder.0.self_attn"]
-        uniform = encoder.loc[encoder.quantity == "uniform_entropy", "value"]
+        uniform = select(encoder, "uniform_entropy")["value"]
         assert np.allclose(uniform, math.log(L))  # §9.4 uniform = ln L (ln 16 = 2.77)
-        assert (encoder.loc[encoder.quantity == "entropy", "value"] <= math.log(L) + 1e-6).all()
+        assert (select(encoder, "entropy")["value"] <= math.log(L) + 1e-6).all()
 
 
 def test_measured_uniform_entropy_is_ln_l_per_encoder_head():
     """§9.4 "均匀分布是 2.77": attention_entropy on uniform rows, the entropies' own code."""
     table = analysis("transformer")
     n_heads = TINY_SIZES["transformer"]["n_heads"]
-    measured = table[table.quantity == "measured_uniform_entropy"]
+    measured = select(table, "measured_uniform_entropy")
     assert list(measured["block"]) == ["encoder.0.self_attn"] * n_heads
     assert list(measured["head"]) == list(range(1, n_heads + 1))
     assert np.allclose(measured["value"], math.log(L), rtol=0, atol=1e-12)
@@ -239,10 +211,10 @@ def test_measured_uniform_entropy_is_ln_l_per_encoder_head():
 @pytest.mark.parametrize("model", ["transformer", "gru_attention"])
 def test_attention_maps_are_mean_weights_whose_rows_sum_to_one(model):
     maps = analysis(model)
-    maps = maps[maps.quantity == "map"]
+    maps = select(maps, "map")
     assert maps["value"].between(0, 1).all()
     sums = maps.groupby(["block", "head", "query"])["value"].sum()
-    assert np.allclose(sums, 1.0, atol=ROWS_SUM_TOL)
+    assert np.allclose(sums, 1.0, atol=ATOL_FLOAT32)  # the maps are means of float32 softmax rows
     shapes = {
         block: (group["query"].max() + 1, group["key"].max() + 1)
         for block, group in maps.groupby("block")
@@ -259,7 +231,7 @@ def test_attention_maps_are_mean_weights_whose_rows_sum_to_one(model):
 def test_mirror_weight_agrees_with_the_map():
     """The mean map's anti-diagonal is the mirror weight (steps t < L, source L-1-t)."""
     table = analysis("transformer")
-    maps = table[(table.quantity == "map") & (table.block == "decoder.0.cross_attn")]
+    maps = select(table, "map", block="decoder.0.cross_attn")
     for head in (1, 2):
         m = maps[maps["head"] == head]
         diagonal = m[(m["query"] < L) & (m["key"] == L - 1 - m["query"])]["value"].mean()
@@ -310,7 +282,7 @@ def test_views_render_from_a_small_build(tmp_path):
             write_csv(run_demo(demo, settings, 0, point), paths[-1])
         tables[demo] = aggregate(read_runs(paths))
     views = load_views(ROOT / "report" / "views")
-    for demo in ("05.1", "05.2", "05.3", "05.4"):
+    for demo in [d for d, entry in DEMOS.items() if entry.script == "05"]:  # 05.1–05.4
         for view in views[demo]:
             text = render_view(tables[str(view.get("table", demo))], view)
             assert text.count("\n") >= 2, view["title"]
@@ -357,7 +329,7 @@ def test_bad_step_counts_are_refused():
         )
 
 
-@pytest.mark.skipif(torch.cuda.is_available(), reason="a GPU is present")
+@without_cuda
 def test_cuda_without_a_gpu_says_so():
     with pytest.raises(RuntimeError, match="no GPU.*cpu"):  # training.check_device's message
         comparison("gru", device="cuda")
@@ -368,7 +340,7 @@ def test_cuda_without_a_gpu_says_so():
 
 
 @pytest.mark.gpu
-@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+@requires_cuda
 @pytest.mark.parametrize("model", MODELS)
 def test_cuda_runs_like_the_cpu(model):
     cpu, gpu = untimed(comparison(model)), untimed(comparison(model, device="cuda"))

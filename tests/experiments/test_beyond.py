@@ -1,0 +1,187 @@
+"""Demos 06.1, 06.2 and 06.3: the lecture's "at scale" claims made concrete (§8.4, §9.5, §10.4).
+
+06.1 shows tiled_attention against the plain version (their equality and memory are tested in
+test_attention_numpy.py), 06.2 greedy decoding with a KV cache (test_tiny_transformer.py tests
+the cache), 06.3 the training step time on a GPU: built for one, it runs here on the CPU at toy
+sizes (the code path is the same apart from torch.cuda.synchronize), and on cuda where a GPU
+exists. The report's and the ledger's handling of 06.3 are tested in tests/reporting/.
+"""
+
+import numpy as np
+import pytest
+import torch
+from conftest import ATOL, requires_cuda, without_cuda
+
+from lecture17.experiments.beyond import (
+    RATIOS,
+    TIMED_MODELS,
+    gpu_step_time,
+    kv_cache_decoding,
+    memory_light_attention,
+)
+from lecture17.pipeline.aggregate import select
+
+# -------------------------------------------------------------------------------------------
+# 06.1 attention without the n×n matrix (§10.4)
+
+
+def test_demo_06_1_rows_and_values():
+    sizes = [8, 20]
+    table = memory_light_attention(sizes=sizes, d=4, block_size=3, repeats=2, seed=0)
+    assert list(table.columns) == ["method", "n", "quantity", "value"]
+    expected = {
+        (method, n, quantity)
+        for n in sizes
+        for method, quantity in [
+            ("plain", "ms"),
+            ("plain", "peak_mb"),
+            ("plain", "matrix_mb"),
+            ("tiled", "ms"),
+            ("tiled", "peak_mb"),
+            ("tiled", "max_abs_diff"),
+        ]
+    }
+    rows = list(zip(table["method"], table["n"], table["quantity"], strict=True))
+    assert len(rows) == len(set(rows)) and set(rows) == expected
+    value = table.set_index(["method", "n", "quantity"])["value"]
+    for n in sizes:
+        assert value["plain", n, "matrix_mb"] == n * n * 8 / 1e6
+        assert value["tiled", n, "max_abs_diff"] < ATOL
+        assert value["plain", n, "peak_mb"] >= value["plain", n, "matrix_mb"]
+        assert value["plain", n, "ms"] > 0 and value["tiled", n, "ms"] > 0
+
+
+def test_demo_06_1_lecture_matrix_size_and_memory_gap():
+    # §3.4: "一个 (n, n) 的 float64 权重矩阵在 n = 2048 时就占 33.6 MB"
+    table = memory_light_attention(sizes=[2048], d=8, block_size=64, repeats=1, seed=0)
+    value = table.set_index(["method", "quantity"])["value"]
+    assert f"{value['plain', 'matrix_mb']:.1f}" == "33.6"
+    assert value["plain", "peak_mb"] >= 33.6
+    assert value["tiled", "peak_mb"] <= 0.05 * value["plain", "matrix_mb"]
+    assert value["tiled", "max_abs_diff"] < ATOL
+
+
+def test_demo_06_1_peak_memory_is_deterministic():
+    # The report shows peak_mb outside the machine-dependent block: it must repeat exactly.
+    def peaks():
+        table = memory_light_attention(sizes=[16, 100], d=8, block_size=16, repeats=1, seed=1)
+        return select(table, "peak_mb")["value"].to_numpy()
+
+    np.testing.assert_array_equal(peaks(), peaks())
+
+
+# -------------------------------------------------------------------------------------------
+# 06.2 greedy decoding with a KV cache (§8.4)
+
+
+def test_demo_counts_the_lecture_positions_and_decodes_the_same_tokens():
+    table = kv_cache_decoding(
+        lengths=[8, 16],
+        batch_size=2,
+        d_model=16,
+        n_heads=2,
+        d_ff=32,
+        n_layers=1,
+        repeats=1,
+        seed=0,
+    )
+    assert list(table.columns) == ["method", "length", "quantity", "value"]
+    values = table.set_index(["method", "length", "quantity"])["value"]
+    assert values["uncached", 8, "positions"] == 36  # §8.4 "36 而不是 8"
+    assert values["cached", 8, "positions"] == 8
+    assert values["uncached", 16, "positions"] == 136
+    assert values["cached", 16, "positions"] == 16
+    assert (select(table, "same_tokens")["value"] == 1.0).all()
+    assert (select(table, "ms")["value"] > 0).all()
+    ratio = values["cached", 16, "ms_ratio_uncached_over_cached"]
+    assert ratio == pytest.approx(values["uncached", 16, "ms"] / values["cached", 16, "ms"])
+
+
+# -------------------------------------------------------------------------------------------
+# 06.3 the training step on a GPU (§9.5)
+
+SIZES = {
+    "small": {"d_model": 16, "n_heads": 2, "d_ff": 32, "precision": "fp32"},
+    "base": {"d_model": 32, "n_heads": 4, "d_ff": 64, "precision": "bf16"},
+}
+
+
+def run(size="small", device="cpu", **changes):
+    settings = dict(
+        size=size,
+        sizes=SIZES,
+        models=list(TIMED_MODELS),
+        seq_lens=[4, 8],
+        batch_size=4,
+        lr=1e-3,
+        warmup_steps=1,
+        rounds=2,
+        device=device,
+        seed=0,
+    )
+    return gpu_step_time(**(settings | changes))
+
+
+@pytest.mark.parametrize("size", ["small", "base"])  # fp32, and bf16 autocast
+def test_every_model_gets_a_time_at_every_length_and_ratios_from_the_same_run(size):
+    table = run(size)
+    assert list(table.columns) == [
+        "device_name",
+        "d_model",
+        "precision",
+        "model",
+        "seq_len",
+        "quantity",
+        "value",
+    ]
+    assert set(table["device_name"]) == {"cpu"}
+    assert set(table["d_model"]) == {SIZES[size]["d_model"]}
+    assert set(table["precision"]) == {SIZES[size]["precision"]}
+    ms = select(table, "ms_per_step").set_index(["model", "seq_len"])["value"]
+    assert set(ms.index) == {(m, L) for m in TIMED_MODELS for L in (4, 8)}
+    assert (ms > 0).all()
+    for quantity, top, bottom in RATIOS:
+        for L in (4, 8):
+            row = select(table, quantity, seq_len=L)
+            assert list(row["model"]) == [top]
+            assert row["value"].iloc[0] == ms[top, L] / ms[bottom, L]
+    # every quantity is a timing: the reproducible CSV of this demo is empty by design
+    assert table["quantity"].str.startswith("ms").all()
+
+
+def test_ratios_need_both_models_so_a_subset_of_models_gives_only_its_own():
+    table = run(models=["transformer", "gru"])
+    assert set(table["quantity"]) == {"ms_per_step", "ms_ratio_transformer_over_gru"}
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"size": "huge"}, r"unknown size 'huge'; sizes has \['base', 'small'\]"),
+        ({"models": ["transformer", "lstm"]}, r"unknown models \['lstm'\]"),
+        ({"models": []}, "non-empty list"),
+        ({"seq_lens": [0, 8]}, "seq_lens >= 1"),
+        ({"rounds": 0}, "rounds >= 1"),
+        ({"device": "gpu"}, r"unknown device 'gpu'"),
+        ({"sizes": {"small": SIZES["small"] | {"precision": "fp16"}}}, "unknown precision"),
+        ({"sizes": {"small": SIZES["small"] | {"n_heads": 3}}}, "divisible by n_heads"),
+        ({"sizes": {"small": {"d_model": 16}}}, "must have exactly the keys"),
+    ],
+)
+def test_bad_settings_are_refused_before_any_model_is_built(changes, message):
+    with pytest.raises(ValueError, match=message):
+        run(**changes)
+
+
+@without_cuda
+def test_cuda_without_a_gpu_says_so():
+    with pytest.raises(RuntimeError, match="no GPU"):
+        run(device="cuda")
+
+
+@requires_cuda
+@pytest.mark.parametrize("size", ["small", "base"])
+def test_on_a_gpu_the_table_names_the_gpu(size):
+    table = run(size, device="cuda")
+    assert set(table["device_name"]) == {torch.cuda.get_device_name()}
+    assert (select(table, "ms_per_step")["value"] > 0).all()
