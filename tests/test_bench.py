@@ -3,12 +3,9 @@
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
-import torch
-
-ROOT = Path(__file__).resolve().parents[1]
+from conftest import ROOT, without_cuda
 
 
 def bench(*args: str) -> subprocess.CompletedProcess:
@@ -34,7 +31,7 @@ def test_step_time_prints_every_model_and_the_three_ratios():
     assert ratios[0] == "4" and len(ratios) == 4 and all(float(r) > 0 for r in ratios[1:])
 
 
-@pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has a GPU")
+@without_cuda
 def test_step_time_on_cuda_without_a_gpu_says_so():
     done = bench("--device", "cuda")
     assert done.returncode == 2 and "torch sees no GPU" in done.stderr

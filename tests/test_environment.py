@@ -3,11 +3,9 @@
 import re
 import subprocess
 import sys
-from pathlib import Path
 
 import yaml
-
-ROOT = Path(__file__).resolve().parents[1]
+from conftest import ROOT
 
 
 def requirement_pins() -> list[str]:

@@ -4,16 +4,16 @@ import math
 
 import pytest
 import torch
+from conftest import ATOL, requires_cuda, without_cuda
 
 from lecture17 import tiny_transformer as tt
 from lecture17 import training as tr
+from lecture17.pipeline.aggregate import select
 from lecture17.training import TrainSettings
 
 torch.set_num_threads(1)  # §0.5: single-threaded, like the lecture
 
-ATOL = 1e-12
 SEEDS = [0, 1, 2]
-CUDA = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 
 
 def generator(seed):
@@ -303,7 +303,7 @@ def test_unknown_device_is_refused_before_any_work():
         tr.train(make_model, tr.ReversalTask(4), TrainSettings(2, 1e-3), seed=0, device="gpu")
 
 
-@pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has a GPU")
+@without_cuda
 def test_cuda_without_a_gpu_says_so():
     with pytest.raises(RuntimeError, match="no GPU"):
         tr.check_device("cuda")
@@ -345,7 +345,7 @@ CUDA_RUNS = {
 
 
 @pytest.mark.gpu
-@CUDA
+@requires_cuda
 @pytest.mark.parametrize("name", sorted(CUDA_RUNS))
 def test_cuda_trains_from_the_cpus_init_on_the_cpus_batches(name):
     make_model, task = CUDA_RUNS[name]
@@ -367,7 +367,7 @@ def test_cuda_trains_from_the_cpus_init_on_the_cpus_batches(name):
 
 
 @pytest.mark.gpu
-@CUDA
+@requires_cuda
 @pytest.mark.parametrize("kind", ["transformer", "gru_attention"])
 def test_attention_statistics_on_cuda_match_the_cpu(kind):
     torch.manual_seed(0)
@@ -430,7 +430,7 @@ def test_attention_statistics_table(kind):
         assert set(table["head"]) == {1, 2}
     else:
         assert set(table.block) == {"cross_attn"} and set(table["head"]) == {1}
-    entropy = table[table.quantity == "entropy"].value
+    entropy = select(table, "entropy")["value"]
     assert entropy.between(0, math.log(7) + 1e-9).all()  # at most ln(n_k), n_k <= L + 1
     cross = table[table.block.str.endswith("cross_attn")]
     shares = cross[cross.quantity.str.startswith("argmax_at_mirror")].groupby("head").value.sum()
