@@ -44,7 +44,7 @@ slurm-profile: report
 
 # The workflow on a one-node SLURM cluster on this machine (root, Debian), torn down after.
 slurm-test: setup
-	LECTURE17_REQUIRE_SLURM=1 pytest -rs tests/test_slurm.py
+	LECTURE17_REQUIRE_SLURM=1 pytest -rs tests/pipeline/test_slurm.py
 
 # The HTML report as a reader sees it, at 390 px and 1280 px (needs Debian's chromium and
 # fonts-noto-cjk; Playwright drives the system browser and downloads none).
@@ -53,7 +53,7 @@ screenshots: report
 
 # The page checked in headless Chromium (also part of `make test`; skips without chromium).
 browser-test: setup
-	LECTURE17_REQUIRE_BROWSER=1 pytest -rs tests/test_browser.py
+	LECTURE17_REQUIRE_BROWSER=1 pytest -rs tests/reporting/test_browser.py
 
 # environment.yml is generated from requirements.txt (a test checks they agree).
 environment.yml: requirements.txt
