@@ -9,7 +9,7 @@ export OMP_NUM_THREADS := 1
 export OPENBLAS_NUM_THREADS := 1
 export MKL_NUM_THREADS := 1
 
-.PHONY: setup report test lint reference slurm-profile slurm-test screenshots browser-test clean
+.PHONY: setup report test lint reference readme slurm-profile slurm-test screenshots browser-test clean
 .DEFAULT_GOAL := report
 
 $(VENV)/.installed: requirements.txt pyproject.toml
@@ -37,6 +37,10 @@ lint: setup
 # one full build; regenerate them with this command, never by hand.
 reference: report
 	python -m lecture17 reference
+
+# The README's demo map, from the demo registry alone (seconds; `make reference` writes it too).
+readme: setup
+	python -m lecture17 readme
 
 # The SLURM profile's per-rule memory and runtime come from a full build's benchmark files.
 slurm-profile: report

@@ -103,6 +103,7 @@ def main(argv=None) -> int:
     p_diff.add_argument("--ledger", type=Path, default=Path("report/ledger"))
     p_diff.add_argument("--timing", action="store_true", help="also list machine-dependent timings")
     sub.add_parser("reference", help="store this build as report/reference/ and update the README")
+    sub.add_parser("readme", help="write the README's demo map from the demo registry")
     p_run = sub.add_parser("run", help="run one demo's jobs without Snakemake (e.g. on a GPU box)")
     p_run.add_argument("demo")
     p_run.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
@@ -116,6 +117,12 @@ def main(argv=None) -> int:
 
         write_reference()
         print("参考构建 reference build → report/reference/；README 的“关于实验结果”已更新")
+        return 0
+    if args.command == "readme":
+        from lecture17.reporting.reference import write_demo_map
+
+        write_demo_map()
+        print("README 的演示地图 demo map 已从登记表 registry 更新")
         return 0
     if args.command == "show":
         return show(args.demo, args.cores)

@@ -111,7 +111,7 @@ def splice(readme: str, section: str, begin: str = BEGIN, end: str = END) -> str
 
 
 MAP_BEGIN = (
-    "<!-- demo map:begin (generated from lecture17.experiments.DEMOS by `make reference`) -->"
+    "<!-- demo map:begin (generated from lecture17.experiments.DEMOS by `make readme`) -->"
 )
 MAP_END = "<!-- demo map:end -->"
 
@@ -167,5 +167,12 @@ def write_reference(root: Path = Path(".")) -> None:
     shutil.copy2(root / "results" / "config.yaml", reference / "config.yaml")  # what diff reads
     readme = root / "README.md"
     section = readme_section(reference, root / "report" / "ledger")
-    text = splice(readme.read_text(encoding="utf-8"), section)
+    readme.write_text(splice(readme.read_text(encoding="utf-8"), section), encoding="utf-8")
+    write_demo_map(root)
+
+
+def write_demo_map(root: Path = Path(".")) -> None:
+    """The README's demo map from the registry (no build needed: `make readme`)."""
+    readme = root / "README.md"
+    text = readme.read_text(encoding="utf-8")
     readme.write_text(splice(text, demo_map(), MAP_BEGIN, MAP_END), encoding="utf-8")
