@@ -23,8 +23,9 @@ log="$OUT/gpu_session.log"
                                     torch.cuda.get_device_name())'
     echo "== CUDA tests"
     python3 -m pytest -q -p no:cacheprovider -m "not slow" -k "cuda or gpu" \
-        tests/test_training.py tests/test_training_demos.py tests/test_transformer_vs_rnn.py \
-        tests/test_kv_cache.py tests/test_gpu_step_time.py || status=1
+        tests/test_training.py tests/test_tiny_transformer.py tests/test_torch_models.py \
+        tests/experiments/test_training_demos.py tests/experiments/test_transformer_vs_rnn.py \
+        tests/experiments/test_beyond.py || status=1
     echo "== 06.3 on the GPU"
     time python3 -m lecture17 run 06.3 --device cuda --results "$OUT/measured" || status=1
 } >"$log" 2>&1

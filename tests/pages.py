@@ -24,7 +24,7 @@ SMALL = ("01.1", "01.2", "02.5", "03.1", "03.3", "03.4", "04.6", "13.1")
 SMALL_FIGURES = ("03.1_pe_heatmap", "03.4_previous_token")
 
 
-def render(work: Path, tables: list, figure_paths: list, config: Path) -> Path:
+def render(work: Path, tables: list, figure_paths: list, config: Path, template=None) -> Path:
     """python -m lecture17.reporting.report as the `report` rule runs it; returns the HTML path."""
     report.main(
         [
@@ -37,7 +37,7 @@ def render(work: Path, tables: list, figure_paths: list, config: Path) -> Path:
             "--views",
             str(ROOT / "report" / "views"),
             "--template",
-            str(ROOT / "report" / "templates" / "lecture17.md.j2"),
+            str(template or ROOT / "report" / "templates" / "lecture17.md.j2"),
             "--page",
             str(ROOT / "report" / "templates" / "lecture17.html.j2"),
             "--config",
@@ -68,7 +68,7 @@ def small_build(work: Path) -> Path:
     drawn = []
     for name in SMALL_FIGURES:
         drawn.append(work / "figures" / f"{name}.png")
-        figures.draw(name, tables / f"{figures.FIGURES[name].demo}.csv", drawn[-1])
+        figures.draw(name, tables / f"{figures.FIGURES[name].table}.csv", drawn[-1])
     return render(work, sorted(tables.glob("[0-9]*[0-9].csv")), drawn, config_path)
 
 

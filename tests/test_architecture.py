@@ -45,6 +45,9 @@ def test_the_lecture_code_imports_nothing_from_the_machinery():
         "from lecture17.reporting import ledger",
         "import lecture17.reporting.figures",
         "    from lecture17.pipeline import aggregate  # inside a function",
+        "from lecture17 import reporting",
+        "from ..pipeline import csvio",
+        "from .. import reporting",
     ],
 )
 def test_a_machinery_import_in_the_lecture_code_is_caught(line, tmp_path):
@@ -54,6 +57,12 @@ def test_a_machinery_import_in_the_lecture_code_is_caught(line, tmp_path):
     body = f"def _probe():\n{line}\n" if line.startswith(" ") else f"{line}\n"
     target.write_text(target.read_text() + "\n" + body)
     assert list(machinery_imports(src)) == ["lecture17/experiments/layers.py"]
+
+
+def test_the_lecture_code_imports_no_module_by_name():
+    """importlib would hide an import from the check above (and from the rules' code inputs)."""
+    for path in lecture_files(ROOT / "src"):
+        assert "importlib" not in path.read_text(), path
 
 
 def test_every_module_is_in_one_half():

@@ -382,7 +382,17 @@ def test_converters_transpose_linear_weights():
 # padding masks to its multi-head attention, whose scores are (b, h, n_q, n_k).
 
 MHA8 = {f"W_{p}": np.eye(8) for p in "qkvo"} | {f"b_{p}": np.zeros(8) for p in "qkvo"}
-MHA8_LAYER = {"self_attn": MHA8, "norm1": {"gamma": np.ones(8), "beta": np.zeros(8)}}
+MHA8_LAYER = {  # a whole encoder layer's parameters (d_model 8, d_ff 16), every block present
+    "self_attn": MHA8,
+    "ffn": {
+        "W_1": np.ones((8, 16)),
+        "b_1": np.zeros(16),
+        "W_2": np.ones((16, 8)),
+        "b_2": np.zeros(8),
+    },
+    "norm1": {"gamma": np.ones(8), "beta": np.zeros(8)},
+    "norm2": {"gamma": np.ones(8), "beta": np.zeros(8)},
+}
 
 MASK_BROADCASTS = [
     # Q, K, V shapes; mask; weights, output (what NumPy's broadcasting gives)
@@ -650,6 +660,16 @@ def test_a_mask_with_a_larger_batch_stretches_a_batch_of_one(seed):
 def test_mask_that_does_not_broadcast_names_the_expected_shape(call, match):
     with pytest.raises(ValueError, match=match):
         call()
+
+
+def test_encoder_layer_and_converters_check_their_inputs_first():
+    lacking = {k: v for k, v in MHA8_LAYER.items() if k != "norm2"}
+    with pytest.raises(ValueError, match=r"encoder layer params lack \['norm2'\]"):
+        an.encoder_layer_forward(np.ones((2, 3, 8)), lacking, 2)
+    with pytest.raises(ValueError, match="expected a torch.nn.TransformerEncoderLayer"):
+        an.encoder_layer_params_from_torch(object())
+    with pytest.raises(ValueError, match="expected a torch.nn.TransformerDecoderLayer"):
+        an.decoder_layer_params_from_torch(object())
 
 
 # --------------------------------------------------------------------------------------------

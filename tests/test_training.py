@@ -282,13 +282,22 @@ def test_bad_training_settings_raise_before_any_model_is_built(bad, message):
         tr.train(make_model, tr.ReversalTask(4), settings, seed=0)
 
 
-def test_train_settings_defaults_and_lr_unset():
-    """TrainSettings: train()'s former defaults; lr has none (NaN until a demo sets it)."""
-    settings = TrainSettings(steps=3)
+def test_train_settings_defaults_and_lr_required():
+    """TrainSettings: train()'s former defaults; lr has none (null in a config that sweeps it,
+    and train() refuses it unset before building a model)."""
+    settings = TrainSettings(steps=3, lr=None)
     assert (settings.optimizer, settings.warmup, settings.batch_size) == ("adam", 0, 64)
-    assert settings.eval_every is None and settings.n_test == 500 and math.isnan(settings.lr)
+    assert settings.eval_every is None and settings.n_test == 500 and settings.lr is None
+    with pytest.raises(TypeError, match="lr"):
+        TrainSettings(steps=3)  # lr is required: a forgotten one fails when the config is read
     with pytest.raises(AttributeError):  # frozen: a per-run change is dataclasses.replace
         settings.lr = 1e-3
+
+    def make_model():
+        raise AssertionError("the model must not be built with lr unset")
+
+    with pytest.raises(ValueError, match="lr must be a number"):
+        tr.train(make_model, tr.ReversalTask(4), settings, seed=0)
 
 
 # -----------------------------------------------------------------------------

@@ -68,7 +68,7 @@ def c023_roughly_3_to_4(v):
 
 # -------------------------------------------------------------------------------------------
 # Values under which a claim holds and fails, where ours honestly differ from the lecture's
-# (tests/test_ledger.py::test_every_check_can_fail_and_hold). "holds" are the lecture's own
+# (tests/reporting/test_ledger.py::test_every_check_can_fail_and_hold). "holds" are the lecture's own
 # numbers (or numbers like them); "fails" are numbers like ours.
 
 EXAMPLES = {

@@ -177,6 +177,10 @@ def test_a_bad_config_starts_no_job(tmp_path):
         ({"gru": {"hidden": 128}}, dict, True),
         ("small", str, True),
         (8, str, False),
+        (None, int | None, True),  # eval_every: null
+        (25, int | None, True),
+        ("25", int | None, False),  # a union is checked too, not waved through
+        (True, float | None, False),
     ],
 )
 def test_a_config_value_fits_its_argument_annotation_or_not(value, annotation, fit):

@@ -164,6 +164,29 @@ def test_editing_attention_numpy_reruns_exactly_the_experiments_that_import_it(w
         os.utime(source, (0, 0))  # back to "older than every output"
 
 
+def test_editing_a_registry_title_reruns_no_experiment_but_its_function_does(workdir):
+    registry = workdir / "src/lecture17/experiments/__init__.py"
+    original = registry.read_text()
+    config = yaml.safe_load((workdir / TEST_CONFIG).read_text())
+    try:
+        registry.write_text(original.replace('"路径长度"', '"路径长度 path length"'))
+        planned = planned_outputs(workdir)
+        assert not {p for p in planned if re.match(r"results/\d\d\.\d/", p)}  # no job reruns
+        assert report_outputs() <= planned  # the report shows the registry's facts
+        # what a job computes is its registry entry's function and timings: 01.4's jobs rerun
+        registry.write_text(
+            original.replace(
+                '"self_attention.path_length", "§1.2", "路径长度"',
+                '"self_attention.path_length", "§1.2", "路径长度", timings=("ms_x",)',
+            )
+        )
+        runs = {p for p in planned_outputs(workdir) if re.match(r"results/\d\d\.\d/", p)}
+        assert runs == demo_outputs(config, "01.4")
+    finally:
+        registry.write_text(original)
+        os.utime(registry, (0, 0))
+
+
 def reproducible_csvs(workdir: Path) -> dict[str, bytes]:
     """Every result CSV except the timing ones (`*.timing.csv`, machine-dependent by design)."""
     return {

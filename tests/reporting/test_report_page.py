@@ -9,7 +9,7 @@ import matplotlib
 import pytest
 import yaml
 from conftest import ROOT
-from pages import SMALL_FIGURES, reference_missing, small_build, tables_of
+from pages import SMALL_FIGURES, reference_missing, render, small_build, tables_of
 
 from lecture17.reporting import claims as report_claims
 from lecture17.reporting import figures, ledger
@@ -33,6 +33,19 @@ def page(tmp_path_factory):
         "md": (work / "lecture17.md").read_text(encoding="utf-8"),
         "work": work,
     }
+
+
+def test_a_built_demo_the_template_does_not_place_fails_the_report(page, tmp_path):
+    text = (ROOT / "report" / "templates" / "lecture17.md.j2").read_text(encoding="utf-8")
+    line = '{{ r.demo("03.3") }}'
+    assert line in text
+    template = tmp_path / "lecture17.md.j2"
+    template.write_text(text.replace(line, ""), encoding="utf-8")
+    tables = sorted((page["work"] / "tables").glob("[0-9]*[0-9].csv"))
+    figures_drawn = sorted((page["work"] / "figures").glob("*.png"))
+    config = ROOT / "config" / "config.yaml"
+    with pytest.raises(ValueError, match=r"places no .* for \['03\.3'\]"):
+        render(tmp_path, tables, figures_drawn, config, template=template)
 
 
 def visible_text(page_html: str) -> str:
@@ -249,7 +262,7 @@ def test_figures_are_numbered_by_section_and_referenced_from_the_text(page):
 
 def drawn(name: str, folder: Path):
     matplotlib.use("Agg")
-    demo = figures.FIGURES[name].demo
+    demo = figures.FIGURES[name].table
     return figures.render(name, tables_of(folder)[demo])
 
 
@@ -270,8 +283,8 @@ def test_figure_text_is_readable_and_legends_stay_off_the_data(name, source, pag
     from matplotlib.text import Text
 
     folder = page["work"] / "tables" if source == "small" else ROOT / "report/reference/tables"
-    if source == "reference" and figures.FIGURES[name].demo not in tables_of(folder):
-        pytest.skip(f"the reference build has no table {figures.FIGURES[name].demo}")
+    if source == "reference" and figures.FIGURES[name].table not in tables_of(folder):
+        pytest.skip(f"the reference build has no table {figures.FIGURES[name].table}")
     fig = drawn(name, folder)
     fig.canvas.draw()
     texts = [t for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip()]
@@ -289,7 +302,7 @@ def test_figure_text_is_readable_and_legends_stay_off_the_data(name, source, pag
 
 def test_a_figure_is_the_same_bytes_when_drawn_twice(page, tmp_path):
     name = SMALL_FIGURES[0]
-    table = page["work"] / "tables" / f"{figures.FIGURES[name].demo}.csv"
+    table = page["work"] / "tables" / f"{figures.FIGURES[name].table}.csv"
     figures.draw(name, table, tmp_path / "a.png")
     figures.draw(name, table, tmp_path / "b.png")
     assert (tmp_path / "a.png").read_bytes() == (tmp_path / "b.png").read_bytes()

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A one-node SLURM cluster on this machine, from Debian's packages (slurm-wlm, munge): for
-# tests/test_slurm.py, and for trying `snakemake --profile workflow/profiles/slurm` without a
+# tests/pipeline/test_slurm.py, and for trying `snakemake --profile workflow/profiles/slurm` without a
 # real cluster (docs/SLURM.md).
 #
 #   sudo bash workflow/scripts/slurm_cluster.sh up [STATE]     install if missing, write the
@@ -15,7 +15,7 @@
 # munge key and socket, the daemons' state, pid files and logs. Exit status 77: the cluster
 # cannot be had here (not root, no apt-get, the packages do not install, or this machine runs
 # or configures a SLURM of its own, which is never touched); the reason is the last line on
-# stderr. tests/test_slurm.py skips on it.
+# stderr. tests/pipeline/test_slurm.py skips on it.
 #
 # Why /etc/slurm/slurm.conf and not SLURM_CONF: the job's own `srun` (Snakemake runs every job
 # as a step inside its allocation) reads /etc/slurm/slurm.conf. And why `down` removes it: with
