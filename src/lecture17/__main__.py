@@ -8,7 +8,6 @@ python -m lecture17 run 06.3 --device cuda   run one demo's jobs without Snakema
 """
 
 import argparse
-import json
 import subprocess
 import sys
 import unicodedata
@@ -61,11 +60,13 @@ def run_jobs(demo: str, config_path: Path, device: str, root: str) -> int:
 
     For a machine without Snakemake (the GPU runs of 06.3, bench/gpu_session.sh); anywhere
     else `snakemake results/tables/<demo>.csv` is the way (it also tracks what changed).
-    `<root>/<demo>/settings.json` records the settings, so a build that aggregates runs recorded
-    elsewhere (report/measured/) can tell whether they still match its config.
+    `<root>/<demo>/record.json` records the settings, the hashes of the code the jobs ran and
+    the machine (pipeline/record.py), so a build that aggregates runs recorded elsewhere
+    (report/measured/) can tell whether they still are what its config and code compute.
     """
     import yaml
 
+    from lecture17.pipeline import record
     from lecture17.pipeline.job import grid_folder, jobs, run_job
 
     with open(config_path, encoding="utf-8") as f:
@@ -81,12 +82,46 @@ def run_jobs(demo: str, config_path: Path, device: str, root: str) -> int:
         )
     settings = {**spec["settings"], **({"device": device} if spec.get("grid") else {})}
     folder = Path(root, demo)
-    folder.mkdir(parents=True, exist_ok=True)  # the settings these runs used, for a later build
-    (folder / "settings.json").write_text(json.dumps(settings, indent=2, sort_keys=True) + "\n")
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / record.RECORD).unlink(missing_ok=True)  # no record until every run is written
     for path, point, seed in jobs(demo, spec, root):
         run_job(demo, settings, seed, point, Path(path))
         print(f"演示 {demo} · {grid_folder(point) or '—'} · seed {seed} → {path}", flush=True)
+    record.write(folder, demo, settings, device, machine_name(device))
     return 0
+
+
+def machine_name(device: str) -> str:
+    """What the record says the runs ran on: the GPU's name, or the CPU model."""
+    if device == "cuda":
+        import torch
+
+        return torch.cuda.get_device_name()
+    from lecture17.reporting.provenance import cpu_model
+
+    return cpu_model()
+
+
+def check_recorded(config_path: Path, root: str) -> int:
+    """Every recording under `root` against this checkout's config and code (CI runs it)."""
+    import yaml
+
+    from lecture17.pipeline import record
+
+    demos = yaml.safe_load(config_path.read_text(encoding="utf-8"))["demos"]
+    folders = sorted(p for p in Path(root).glob("*") if p.is_dir())
+    stale = 0
+    for folder in folders:
+        demo = folder.name
+        found = record.problems(demo, demos[demo], root) if demo in demos else ["not configured"]
+        if found:
+            stale += 1
+            device = (record.read(folder) or {}).get("device", "cuda")
+            print(f"✗ {folder}: " + "; ".join(found) + f" — {record.rerun_hint(demo, device)}")
+        else:
+            print(f"✓ {folder}: 和配置、代码一致 matches the config and the code")
+    print(f"记录的运行 recorded runs: {len(folders)} 个演示 demos, {stale} 个过期 stale")
+    return 1 if stale else 0
 
 
 def main(argv=None) -> int:
@@ -104,6 +139,12 @@ def main(argv=None) -> int:
     p_diff.add_argument("--timing", action="store_true", help="also list machine-dependent timings")
     sub.add_parser("reference", help="store this build as report/reference/ and update the README")
     sub.add_parser("readme", help="write the README's demo map from the demo registry")
+    p_check = sub.add_parser(
+        "check-recorded",
+        help="check the runs recorded under report/measured/ against config and code",
+    )
+    p_check.add_argument("--config", type=Path, default=Path("config/config.yaml"))
+    p_check.add_argument("--results", default="report/measured")
     p_run = sub.add_parser("run", help="run one demo's jobs without Snakemake (e.g. on a GPU box)")
     p_run.add_argument("demo")
     p_run.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
@@ -118,6 +159,8 @@ def main(argv=None) -> int:
         write_reference()
         print("参考构建 reference build → report/reference/；README 的“关于实验结果”已更新")
         return 0
+    if args.command == "check-recorded":
+        return check_recorded(args.config, args.results)
     if args.command == "readme":
         from lecture17.reporting.reference import write_demo_map
 

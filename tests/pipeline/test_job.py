@@ -258,4 +258,5 @@ def test_running_a_demo_without_snakemake_writes_what_its_rule_writes(tmp_path):
         assert (tmp_path / "alone/01.1" / name).read_bytes() == (
             tmp_path / "rule/01.1" / name
         ).read_bytes()
-    assert json.loads((tmp_path / "alone/01.1/settings.json").read_text()) == settings["settings"]
+    record = json.loads((tmp_path / "alone/01.1/record.json").read_text())
+    assert record["settings"] == settings["settings"] and record["demo"] == "01.1"

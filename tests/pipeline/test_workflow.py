@@ -370,7 +370,7 @@ def test_a_cpu_build_aggregates_recorded_gpu_runs_only_while_their_settings_hold
     )
     assert done.returncode == 0, done.stderr
     assert (work / "report/measured/06.3/size=base/seed0.timing.csv").is_file()
-    assert '"device": "cpu"' in (work / "report/measured/06.3/settings.json").read_text()
+    assert '"device": "cpu"' in (work / "report/measured/06.3/record.json").read_text()
     config.write_text(spec_text)  # back to a GPU-only demo, in a CPU build
 
     def plan():
@@ -391,3 +391,9 @@ def test_a_cpu_build_aggregates_recorded_gpu_runs_only_while_their_settings_hold
     )  # as `python -m lecture17 show 06.3` does
     said = asked.stdout + asked.stderr
     assert asked.returncode != 0 and "runs only in a build with device in ['cuda']" in said
+    config.write_text(spec_text)  # the settings hold again, but the code the runs ran moved on
+    beyond = work / "src/lecture17/experiments/beyond.py"
+    beyond.write_text(beyond.read_text() + "\n# an edit\n")
+    planned = plan()
+    assert "recorded with other code: ['src/lecture17/experiments/beyond.py']" in planned
+    assert "results/tables/06.3.csv" not in planned and "lecture17 run 06.3" in planned

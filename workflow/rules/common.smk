@@ -13,6 +13,7 @@ from lecture17.pipeline.csvio import timing_path
 from lecture17.pipeline.deps import code_inputs
 from lecture17.experiments import DEMOS, rules
 from lecture17.reporting.figures import FIGURES
+from lecture17.pipeline import record
 from lecture17.pipeline.job import check_demo, jobs
 
 validate(config, schema="../schemas/config.schema.yaml")
@@ -20,7 +21,7 @@ validate(config, schema="../schemas/config.schema.yaml")
 ROOT = Path(workflow.basedir)
 # runs of GPU-only demos recorded on a GPU (`python -m lecture17 run 06.3 --device cuda`,
 # bench/gpu_session.sh), which a CPU build aggregates instead of rerunning them
-MEASURED = "report/measured"
+MEASURED = record.MEASURED
 
 # One thread per job, numpy's BLAS included (torch.set_num_threads does not reach it):
 # `--cores 2` then runs two jobs side by side, and every number is computed the same way.
@@ -85,21 +86,19 @@ def run_csvs(demo):
 
 
 def recorded_csvs(demo):
-    """A GPU demo's runs recorded on a GPU under report/measured/<demo>/, if every one is there
-    and they were run with this config's settings (their settings.json); else []."""
-    spec = config["demos"][demo]
-    paths = [path for path, _, _ in jobs(demo, spec, MEASURED)]
-    if not all(Path(p).is_file() and timing_path(p).is_file() for p in paths):
+    """A demo's runs recorded on another machine under report/measured/<demo>/ (a GPU's, for
+    06.3), if every one is there and they are what this checkout's config and code compute
+    (their record.json: settings, code hashes, registry entry); else [] with a warning."""
+    if not Path(MEASURED, demo).is_dir():
         return []
-    recorded = json.loads(Path(MEASURED, demo, "settings.json").read_text())
-    recorded.pop("device", None)
-    if recorded != spec["settings"]:
+    spec = config["demos"][demo]
+    if stale := record.problems(demo, spec, MEASURED, ROOT):
+        device = (record.read(Path(MEASURED, demo)) or {}).get("device", "cuda")
         logger.warning(
-            f"{MEASURED}/{demo}/ was recorded with other settings than the config's {demo}: "
-            "not used (run bench/gpu_session.sh on a GPU again)"
+            f"{MEASURED}/{demo}/ not used: {'; '.join(stale)} ({record.rerun_hint(demo, device)})"
         )
         return []
-    return paths
+    return [path for path, _, _ in jobs(demo, spec, MEASURED)]
 
 
 def table_inputs(demo):
@@ -123,23 +122,18 @@ def code(*modules):
 
 # The registry is read when the workflow is parsed. What a job takes from it (its function
 # and its declared timings) is the job's `registry` param, so editing another fact (a title, a
-# §, another demo's entry) reruns no experiment; the registry file is left out of the code.
-REGISTRY_FILE = "src/lecture17/experiments/__init__.py"
+# §, another demo's entry) reruns no experiment; the registry file is left out of the code
+# (pipeline/record.py: job_code, registry_entry; a recorded run hashes the same files).
 
 
 def job_code(module):
     """The code inputs of an experiment rule: what its jobs import, the registry left out."""
-    return [
-        path
-        for path in code("lecture17.pipeline.job", f"lecture17.experiments.{module}")
-        if path != REGISTRY_FILE
-    ]
+    return record.job_code(module, ROOT)
 
 
 def registry_entry(wildcards):
     """The facts of this job's registry entry that decide what the job computes and writes."""
-    demo = DEMOS[wildcards.demo]
-    return f"{demo.function} timings={','.join(demo.timings)}"
+    return record.registry_entry(wildcards.demo)
 
 
 # Every demo that runs in this build gets a seed-averaged table; a GPU-only demo (06.3) gets one

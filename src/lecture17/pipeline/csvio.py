@@ -10,8 +10,8 @@ each by the rename of its complete temporary file (`.seed0.csv.tmp`), so a job s
 has none of them and Snakemake runs it again. An exception, Ctrl-C or SIGTERM (see
 `exit_on_sigterm`) removes the temporary files; SIGKILL cannot be caught and leaves them behind,
 where nothing reads them (every reader is given explicit paths, and no `*.csv` glob matches a
-name ending in `.tmp`) and the job's next run overwrites them. tests/pipeline/test_csvio.py kills jobs
-and builds to show it.
+name ending in `.tmp`) and the job's next run overwrites them. tests/pipeline/test_csvio.py
+kills jobs and builds to show it.
 """
 
 import os

@@ -110,9 +110,7 @@ def splice(readme: str, section: str, begin: str = BEGIN, end: str = END) -> str
     return f"{head}{begin}\n{section}\n{end}{tail}"
 
 
-MAP_BEGIN = (
-    "<!-- demo map:begin (generated from lecture17.experiments.DEMOS by `make readme`) -->"
-)
+MAP_BEGIN = "<!-- demo map:begin (generated from lecture17.experiments.DEMOS by `make readme`) -->"
 MAP_END = "<!-- demo map:end -->"
 
 

@@ -1,0 +1,105 @@
+"""Runs recorded on another machine (report/measured/<demo>/), and whether they still hold.
+
+A demo that a default build cannot run (06.3 needs a GPU) is run once where it can,
+`python -m lecture17 run 06.3 --device cuda --results report/measured`, and its CSVs are
+committed. Beside them, `record.json` says what they were run with:
+
+    {"demo": "06.3", "settings": {...}, "code": {"src/lecture17/...py": "<sha256>", ...},
+     "registry": "beyond.gpu_step_time timings=...", "recorded": "2026-12-01T12:00:00+00:00",
+     "machine": "NVIDIA H200 · Intel Xeon ...", "device": "cuda"}
+
+`code` hashes exactly the files a job of the demo imports (its rule's code inputs), and
+`registry` is the job's registry entry, so a build can tell whether the recorded runs are
+what this checkout would compute: `problems()` lists every difference (settings, a changed or
+missing file, the registry entry, a missing CSV) and the build uses the runs only when there is
+none. `python -m lecture17 check-recorded` fails on any stale recording (CI runs it).
+"""
+
+import hashlib
+import json
+import platform
+from datetime import UTC, datetime
+from pathlib import Path
+
+from lecture17.experiments import DEMOS
+from lecture17.pipeline.csvio import timing_path
+from lecture17.pipeline.deps import code_inputs
+from lecture17.pipeline.job import jobs
+
+MEASURED = "report/measured"
+RECORD = "record.json"
+# read at parse time, passed to each job as its `registry` param (workflow/rules/common.smk)
+REGISTRY_FILE = "src/lecture17/experiments/__init__.py"
+
+
+def job_code(module: str, root: Path = Path(".")) -> list[str]:
+    """The code inputs of a demo's jobs: what they import, the registry file left out."""
+    files = code_inputs("lecture17.pipeline.job", f"lecture17.experiments.{module}", root=root)
+    return [path for path in files if path != REGISTRY_FILE]
+
+
+def registry_entry(demo: str) -> str:
+    """The facts of a demo's registry entry that decide what its jobs compute and write."""
+    entry = DEMOS[demo]
+    return f"{entry.function} timings={','.join(entry.timings)}"
+
+
+def code_hashes(demo: str, root: Path = Path(".")) -> dict[str, str]:
+    return {
+        path: hashlib.sha256((Path(root) / path).read_bytes()).hexdigest()
+        for path in job_code(DEMOS[demo].module, root)
+    }
+
+
+def write(folder: Path, demo: str, settings: dict, device: str, machine: str = "") -> None:
+    """record.json for the runs of `demo` just written under `folder` (= <root>/<demo>)."""
+    record = {
+        "demo": demo,
+        "settings": settings,
+        "code": code_hashes(demo),
+        "registry": registry_entry(demo),
+        "recorded": datetime.now(UTC).isoformat(timespec="seconds"),
+        "machine": machine or platform.processor() or platform.machine(),
+        "device": device,
+    }
+    (Path(folder) / RECORD).write_text(json.dumps(record, indent=2, sort_keys=True) + "\n")
+
+
+def read(folder: Path) -> dict | None:
+    path = Path(folder) / RECORD
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+
+
+def problems(demo: str, spec: dict, root: str = MEASURED, repo: Path = Path(".")) -> list[str]:
+    """Why the runs recorded under <root>/<demo>/ are not what this checkout's config and code
+    would compute ([] when they are): each reason in a sentence, with what to do."""
+    record = read(Path(root, demo))
+    if record is None:
+        return [f"{root}/{demo}/{RECORD} is missing"]
+    found = []
+    files = [p for path, _, _ in jobs(demo, spec, root) for p in (path, str(timing_path(path)))]
+    missing = [p for p in files if not Path(p).is_file()]
+    if missing:
+        found.append(f"{len(missing)} run files missing, e.g. {missing[0]}")
+    settings = {k: v for k, v in record["settings"].items() if k != "device"}
+    if settings != spec["settings"]:
+        changed = sorted(
+            k
+            for k in set(settings) | set(spec["settings"])
+            if settings.get(k) != spec["settings"].get(k)
+        )
+        found.append(f"recorded with other settings than the config's: {changed}")
+    now = code_hashes(demo, repo)
+    old = record.get("code", {})
+    changed = sorted(p for p in set(now) | set(old) if now.get(p) != old.get(p))
+    if changed:
+        found.append(f"recorded with other code: {changed}")
+    if record.get("registry") != registry_entry(demo):
+        found.append(
+            f"recorded for registry entry {record.get('registry')!r}, now {registry_entry(demo)!r}"
+        )
+    return found
+
+
+def rerun_hint(demo: str, device: str) -> str:
+    return f"rerun: python -m lecture17 run {demo} --device {device} --results {MEASURED}"
