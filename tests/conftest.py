@@ -1,6 +1,9 @@
 """Shared test set-up: paths, tolerances, markers and the one-value picker declared once, and
 the same hypothesis examples on every run, so a CI failure can be rerun here."""
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -50,3 +53,16 @@ def value(table, quantity: str, **labels) -> float:
     rows = select(table, quantity, **labels)
     assert len(rows) == 1, f"{quantity} {labels}: {len(rows)} rows"
     return float(rows["value"].iloc[0])
+
+
+def python_m(work: Path, *args: str, timeout: float | None = None) -> subprocess.CompletedProcess:
+    """`python -m …` in the checkout `work` (its src/ first on PYTHONPATH), as a rule runs it."""
+    env = dict(
+        os.environ,
+        PYTHONPATH=str(Path(work) / "src"),
+        PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+    )
+    command = [sys.executable, "-m", *args]
+    return subprocess.run(
+        command, cwd=work, env=env, capture_output=True, text=True, timeout=timeout
+    )

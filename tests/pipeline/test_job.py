@@ -6,7 +6,6 @@ The bad-config builds run in a copy of the repository (builds.py, tests/reposito
 """
 
 import json
-import os
 import subprocess
 import sys
 from functools import cache
@@ -17,7 +16,7 @@ import pandas as pd
 import pytest
 import yaml
 from builds import DEMO, TABLE, TEST_CONFIG, TIMEOUT, checkout, environment, finish, start
-from conftest import CONFIG, ROOT, value
+from conftest import CONFIG, ROOT, python_m, value
 from repository import copy_repository
 
 from lecture17.pipeline.job import check_demo, fits, run_demo
@@ -224,18 +223,6 @@ def test_unknown_setting_is_an_error():
     settings = config()["01.1"]["settings"] | {"streng": 4}
     with pytest.raises(ValueError, match="unknown settings"):
         run_demo("01.1", settings, 0)
-
-
-def python_m(work: Path, *args: str) -> subprocess.CompletedProcess:
-    """`python -m …` in `work`, with its src/ on PYTHONPATH."""
-    env = dict(
-        os.environ,
-        PYTHONPATH=str(work / "src"),
-        PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
-    )
-    return subprocess.run(
-        [sys.executable, "-m", *args], cwd=work, env=env, capture_output=True, text=True
-    )
 
 
 def test_running_a_demo_without_snakemake_writes_what_its_rule_writes(tmp_path):

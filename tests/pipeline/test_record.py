@@ -4,25 +4,16 @@ stale and how to rerun them."""
 
 import json
 import shutil
-import subprocess
-import sys
 
 import yaml
-from conftest import CONFIG, ROOT
+from conftest import CONFIG, ROOT, python_m
 from repository import copy_repository
 
 from lecture17.pipeline import record
 
 
 def lecture17(work, *args):
-    env = {"PYTHONPATH": str(work / "src"), "PATH": str(ROOT / ".venv/bin") + ":/usr/bin:/bin"}
-    return subprocess.run(
-        [sys.executable, "-m", "lecture17", *args],
-        cwd=work,
-        env=env,
-        capture_output=True,
-        text=True,
-    )
+    return python_m(work, "lecture17", *args)
 
 
 def test_a_recording_holds_until_its_settings_code_registry_or_files_change(tmp_path):

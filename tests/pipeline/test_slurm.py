@@ -19,14 +19,13 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 import yaml
-from conftest import ROOT
+from conftest import ROOT, python_m
 from repository import copy_repository
 
 pytestmark = pytest.mark.slow
@@ -63,19 +62,7 @@ TEMPLATE = "report/templates/lecture17.md.j2"
 
 
 def snakemake(workdir: Path, *args: str) -> subprocess.CompletedProcess:
-    env = dict(
-        os.environ,
-        PYTHONPATH=str(workdir / "src"),
-        PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
-    )
-    return subprocess.run(
-        [sys.executable, "-m", "snakemake", *args],
-        cwd=workdir,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
-    )
+    return python_m(workdir, "snakemake", *args, timeout=TIMEOUT)
 
 
 def small_config(test_config: dict) -> dict:

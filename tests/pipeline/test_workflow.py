@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import ROOT
+from conftest import ROOT, python_m
 from repository import copy_repository
 
 from lecture17.experiments import DEMOS
@@ -332,17 +332,6 @@ def test_a_cpu_build_leaves_the_gpu_demo_out_and_a_cuda_build_plans_one_job_per_
 # runs recorded on a GPU (report/measured/), aggregated by a CPU build
 
 
-def lecture17(work: Path, *args: str) -> subprocess.CompletedProcess:
-    env = dict(
-        os.environ,
-        PYTHONPATH=str(work / "src"),
-        PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
-    )
-    return subprocess.run(
-        [sys.executable, "-m", *args], cwd=work, env=env, capture_output=True, text=True
-    )
-
-
 def args_of_the_test_config() -> list[str]:
     return ["--configfile", TEST_CONFIG, "--replace-workflow-config"]
 
@@ -359,13 +348,13 @@ def test_a_cpu_build_aggregates_recorded_gpu_runs_only_while_their_settings_hold
     config = work / TEST_CONFIG
     config.write_text(gpu_only(config.read_text()))
     # on a GPU machine: python -m lecture17 run 06.3 --device cuda --results report/measured
-    done = lecture17(
+    done = python_m(
         work, "lecture17", "run", "06.3", "--config", TEST_CONFIG, "--results", "report/measured"
     )
     assert done.returncode == 1 and "只在 device ['cuda'] 上运行" in done.stderr
     spec_text = config.read_text()
     config.write_text(spec_text.replace("    - cuda\n", "    - cuda\n    - cpu\n", 1))
-    done = lecture17(
+    done = python_m(
         work, "lecture17", "run", "06.3", "--config", TEST_CONFIG, "--results", "report/measured"
     )
     assert done.returncode == 0, done.stderr
@@ -375,7 +364,7 @@ def test_a_cpu_build_aggregates_recorded_gpu_runs_only_while_their_settings_hold
 
     def plan():
         args = args_of_the_test_config()
-        done = lecture17(work, "snakemake", "--dry-run", "--forceall", "--printshellcmds", *args)
+        done = python_m(work, "snakemake", "--dry-run", "--forceall", "--printshellcmds", *args)
         assert done.returncode == 0, done.stdout + done.stderr
         return done.stdout + done.stderr
 
@@ -386,7 +375,7 @@ def test_a_cpu_build_aggregates_recorded_gpu_runs_only_while_their_settings_hold
     planned = plan()
     assert "recorded with other settings" in planned
     assert "results/tables/06.3.csv" not in planned and "--recorded  " in planned
-    asked = lecture17(
+    asked = python_m(
         work, "snakemake", "-n", *args_of_the_test_config(), "results/tables/06.3.csv"
     )  # as `python -m lecture17 show 06.3` does
     said = asked.stdout + asked.stderr
