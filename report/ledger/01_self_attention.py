@@ -68,8 +68,8 @@ def c023_roughly_3_to_4(v):
 
 # -------------------------------------------------------------------------------------------
 # Values under which a claim holds and fails, where ours honestly differ from the lecture's
-# (tests/reporting/test_ledger.py::test_every_check_can_fail_and_hold). "holds" are the lecture's own
-# numbers (or numbers like them); "fails" are numbers like ours.
+# (tests/reporting/test_ledger.py::test_every_check_can_fail_and_hold). "holds" are the
+# lecture's own numbers (or numbers like them); "fails" are numbers like ours.
 
 EXAMPLES = {
     "C004": {

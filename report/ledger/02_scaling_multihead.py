@@ -249,9 +249,10 @@ def c046_twelve_dims(v):
 
 # -------------------------------------------------------------------------------------------
 # Values under which a claim holds and fails, where ours honestly differ from the lecture's
-# or cannot decide (tests/reporting/test_ledger.py::test_every_check_can_fail_and_hold). The examples
-# are checked without the build's config, so a setting a predicate reads is given as a value
-# named like the reference ("settings.train.eval_every": Context.get looks up values first).
+# or cannot decide (tests/reporting/test_ledger.py::test_every_check_can_fail_and_hold). The
+# examples are checked without the build's config, so a setting a predicate reads is given as a
+# value named like the reference ("settings.train.eval_every": Context.get looks up values
+# first).
 
 GRID = {"settings.train.eval_every": [25]}  # config/config.yaml, 02.3
 

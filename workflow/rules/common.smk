@@ -88,7 +88,8 @@ def run_csvs(demo):
 def recorded_csvs(demo):
     """A demo's runs recorded on another machine under report/measured/<demo>/ (a GPU's, for
     06.3), if every one is there and they are what this checkout's config and code compute
-    (their record.json: settings, code hashes, registry entry); else [] with a warning."""
+    (their record.json: settings, code hashes, registry entry); else [] with a warning.
+    """
     if not Path(MEASURED, demo).is_dir():
         return []
     spec = config["demos"][demo]
