@@ -16,6 +16,7 @@ import pandas as pd
 import yaml
 from conftest import CONFIG, TEST_CONFIG
 
+from lecture17.experiments import DEMOS
 from lecture17.pipeline.job import as_arguments, load_demo, run_demo
 
 
@@ -67,3 +68,8 @@ def kwargs(
 def tiny_run(demo: str, point_index: int = 0) -> pd.DataFrame:
     """One tiny run per (demo, grid point), shared by the tests (seed 0; never modify it)."""
     return load_demo(demo)(**kwargs(demo, grid_points(demo)[point_index]), seed=0)
+
+
+def untimed(demo: str, table: pd.DataFrame) -> pd.DataFrame:
+    """Everything but the demo's declared timings, which differ on every run."""
+    return table[~table["quantity"].isin(DEMOS[demo].timings)]

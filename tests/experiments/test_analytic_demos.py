@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from conftest import ROOT
-from demos import config, run
+from demos import config, run, untimed
 
 from lecture17.experiments import DEMOS
 from lecture17.pipeline.aggregate import aggregate, read_runs
@@ -28,11 +28,6 @@ ANALYTIC = [d for d, demo in DEMOS.items() if demo.kind == "analytic"]
 def returned(demo: str) -> pd.DataFrame:
     """The table the demo function itself returns (seed 0), before pipeline.job touches it."""
     return load_demo(demo)(**config()[demo]["settings"], seed=0)
-
-
-def untimed(demo: str, table: pd.DataFrame) -> pd.DataFrame:
-    """Everything but the demo's declared timings, which differ on every run."""
-    return table[~table["quantity"].isin(DEMOS[demo].timings)]
 
 
 @pytest.mark.parametrize("demo", ANALYTIC)

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from conftest import requires_cuda, without_cuda
-from demos import config, grid_points, kwargs, spec, tiny_run
+from demos import config, grid_points, kwargs, spec, tiny_run, untimed
 
 from lecture17.experiments import DEMOS
 from lecture17.pipeline.aggregate import select
@@ -27,10 +27,6 @@ TRAINING = [d for d, demo in DEMOS.items() if demo.kind == "training"]
 # the demos that call training.train: those whose config has a `train:` block (05.4 times
 # training.train_step alone, with settings of its own)
 TRAINS = [d for d in TRAINING if "train" in spec(d)["settings"]]
-
-
-def untimed(demo: str, table: pd.DataFrame) -> pd.DataFrame:
-    return table[~table["quantity"].isin(DEMOS[demo].timings)]
 
 
 # -------------------------------------------------------------------------------------------
