@@ -139,6 +139,57 @@ def test_a_timing_claim_that_fails_here_is_listed_not_agreeing():
     assert not outcome.agrees and outcome.reason.startswith("不成立 not: ours = ")
 
 
+def test_a_sections_text_outside_its_timing_block_does_not_depend_on_the_timings():
+    """A timing that holds in one run and fails in the next changes only the machine-dependent
+    part of the reading note; the part a diff compares is the same, and the timing part is
+    written in both runs (so the blocks around it do not leave a blank line in one only)."""
+    from lecture17.reporting.claims import reading_note
+
+    exact = ledger.evaluate(
+        entry(
+            **{
+                "class": "seeded",
+                "value": RNN,
+                "check": [{"above": {"value": "ours", "than": 0.8}}],
+            }
+        ),
+        {"09.9": TABLE},
+    )
+    notes = []
+    for than in (0.1, 1):  # holds, then fails
+        e = entry(
+            **{
+                "class": "timing",
+                "value": RNN,
+                "check": [{"above": {"value": "ours", "than": than}}],
+            }
+        )
+        notes.append(reading_note([exact, ledger.evaluate(e, {"09.9": TABLE})], True, False, False))
+    (stable_a, timing_a), (stable_b, timing_b) = notes
+    assert stable_a == stable_b != ""
+    assert timing_a != timing_b and timing_a and timing_b
+    assert "1 个和讲义一致 agree。" in timing_a and "，。" not in timing_a
+
+
+def test_the_problem_list_outside_its_timing_block_does_not_depend_on_the_timings():
+    from lecture17.reporting.report import MACHINE_BEGIN, Report, machine_dependent
+
+    texts = []
+    for than in (0.1, 1):  # the timing holds, then fails
+        e = entry(
+            **{
+                "class": "timing",
+                "value": RNN,
+                "check": [{"above": {"value": "ours", "than": than}}],
+            }
+        )
+        report = Report({"09.9": TABLE}, {}, [ledger.evaluate(e, {"09.9": TABLE})], {})
+        texts.append(report.problems())
+    stable = [t.split(MACHINE_BEGIN)[0] for t in texts]
+    assert stable[0] == stable[1] and "除计时外" in stable[0]
+    assert texts[0] != texts[1] and all(t.endswith(machine_dependent("")[-30:]) for t in texts)
+
+
 def test_a_check_the_data_cannot_decide_is_not_resolvable():
     from lecture17.reporting.checks import PREDICATES, Finding
 

@@ -295,7 +295,9 @@ def reading_note(outcomes, trained: bool, quoted: bool, html_mode: bool) -> tupl
     change from run to run, so they go in a machine-dependent block)."""
     stable = [o for o in outcomes if o.status != "cited" and o.entry["class"] != "timing"]
     timing = [o for o in outcomes if o.entry["class"] == "timing"]
-    parts = [_reading(stable, html_mode), _reading(timing, html_mode)]
+    # the timings' part is written whenever there are timings, agreeing or not, so that a
+    # report's text outside its machine-dependent blocks does not depend on this run's timings
+    parts = [_reading(stable, html_mode), _reading(timing, html_mode, always=bool(timing))]
     if parts[0] and trained and any(o.entry["class"] == "seeded" for o in stable):
         parts[0] += (
             "这里的数字是训练出来的，是一个样本 trained numbers are a sample：讲义的数字是作者那次"
@@ -319,9 +321,9 @@ def reading_note(outcomes, trained: bool, quoted: bool, html_mode: bool) -> tupl
     return tuple(f"**{head}**{p}" if p else "" for p in parts)
 
 
-def _reading(outcomes, html_mode: bool) -> str:
+def _reading(outcomes, html_mode: bool, always: bool = False) -> str:
     off = [o for o in outcomes if verdict(o) in NOT_AGREEING]
-    if not off:
+    if not off and not always:
         return ""
     kind = "计时 timings" if outcomes[0].entry["class"] == "timing" else "数字"
     groups = []
@@ -329,8 +331,6 @@ def _reading(outcomes, html_mode: bool) -> str:
         ids = [claim_ref(o, html_mode) for o in off if verdict(o) == status]
         if ids:
             groups.append(f"{len(ids)} 个{LABELS[status]}（{'、'.join(ids)}）")
-    return (
-        f"：这一节的 {len(outcomes)} 个{kind}里，{len(outcomes) - len(off)} 个和讲义一致 agree，"
-        + "，".join(groups)
-        + "。"
-    )
+    agree = f"{len(outcomes) - len(off)} 个和讲义一致 agree"
+    return f"：这一节的 {len(outcomes)} 个{kind}里，" + "，".join([agree, *groups]) + "。"
+

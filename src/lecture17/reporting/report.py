@@ -364,10 +364,22 @@ class Report:
     def problems(self) -> str:
         """Every claim that does not agree, by why; timings in a machine-dependent block."""
         stable, timing = self._split()
-        parts = [claims_mod.problem_lists(stable, self.html)]
-        if timing_text := claims_mod.problem_lists(timing, self.html):
-            parts.append(machine_dependent(timing_text))
-        return "\n\n".join(p for p in parts if p) or "**所有数字都和讲义一致 Every claim agrees.**"
+        parts = [
+            claims_mod.problem_lists(stable, self.html)
+            or (
+                "**除计时外，所有数字都和讲义一致 Every claim but the timings agrees.**"
+                if timing
+                else "**所有数字都和讲义一致 Every claim agrees.**"
+            )
+        ]
+        if timing:  # written whether or not they hold, so the text outside it is the same
+            parts.append(
+                machine_dependent(
+                    claims_mod.problem_lists(timing, self.html)
+                    or "**计时在这台机器的这次运行里都成立 Every timing holds in this run.**"
+                )
+            )
+        return "\n\n".join(parts)
 
     def section_claims(self, number: str) -> str:
         """§11 / §12: every claim that section states, linked to where it is checked."""
