@@ -70,6 +70,12 @@ def test_rules_group_one_module_and_kind_and_keep_their_names():
         "transformer_vs_rnn": ["05.1", "05.3", "05.4"],
         "beyond": ["06.1", "06.2"],
         "gpu_step_time": ["06.3"],
+        "robustness_lookup": ["07.1", "07.2"],
+        "robustness_pe": ["07.3"],
+        "robustness_layers": ["07.4"],
+        "robustness_seq2seq": ["07.5", "07.6", "07.7"],
+        "exercise_runs_seq2seq": ["08.1"],
+        "exercise_runs_pe": ["08.2", "08.3"],
         "exercises": ["13.1"],
     }
     profile = yaml.safe_load((ROOT / "workflow/profiles/slurm/config.yaml").read_text())

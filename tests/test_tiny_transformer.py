@@ -364,11 +364,22 @@ def test_transformer_attention_weights():
     assert torch.all(weights["decoder.1.self_attn"][..., torch.ones(4, 4).triu(1).bool()] == 0)
 
 
-@pytest.mark.parametrize("attention", [False, True])
+LUONG_READINGS = [  # (attention, score, input_feeding): no attention, and Luong's four readings
+    (False, "general", False),
+    (True, "general", False),
+    (True, "dot", False),
+    (True, "general", True),
+    (True, "dot", True),
+]
+
+
+@pytest.mark.parametrize("attention, score, input_feeding", LUONG_READINGS)
 @pytest.mark.parametrize("seed", SEEDS)
-def test_gru_greedy_decoding_equals_parallel_pass(attention, seed):
+def test_gru_greedy_decoding_equals_parallel_pass(attention, score, input_feeding, seed):
     torch.manual_seed(seed)
-    model = tt.GRUSeq2Seq(13, 13, emb_dim=8, hidden=12, attention=attention).double()
+    model = tt.GRUSeq2Seq(
+        13, 13, emb_dim=8, hidden=12, attention=attention, score=score, input_feeding=input_feeding
+    ).double()
     src = random_src(seed)
     tokens = model.greedy_decode(src, 7)
     assert tokens.shape == (3, 7)
@@ -386,6 +397,43 @@ def test_gru_attention_weights():
     assert weights.shape == (2, 6, 5)
     assert_close(weights.sum(-1), torch.ones(2, 6, dtype=torch.float64))
     assert tt.GRUSeq2Seq(13, 13, emb_dim=8, hidden=12).attention_weights(src, tgt) == {}
+
+
+def test_luong_readings_differ_where_the_paper_says():
+    """ "dot" has no W_a; input feeding widens the decoder's input by h~ (Luong §3.3) and
+    changes what the decoder computes (the teacher-forced logits differ from no feeding's)."""
+    kw = dict(emb_dim=8, hidden=12, attention=True)
+    general, dot = tt.GRUSeq2Seq(13, 13, **kw), tt.GRUSeq2Seq(13, 13, score="dot", **kw)
+    assert "score.weight" in dict(general.named_parameters())
+    assert "score.weight" not in dict(dot.named_parameters())
+    fed = tt.GRUSeq2Seq(13, 13, input_feeding=True, **kw).double()
+    assert fed.decoder.input_size == 8 + 12 and general.decoder.input_size == 8
+    src, tgt = random_src(0, b=2, n=5), random_src(1, b=2, n=6)
+    with torch.no_grad():
+        weights = fed.attention_weights(src, tgt)["cross_attn"]
+        # the first step sees h~_0 = 0: zeroing the h~ columns of W_ih changes no logit there
+        # but every later one
+        logits = fed(src, tgt)
+        fed.decoder.weight_ih_l0[:, 8:] = 0
+        blind = fed(src, tgt)
+    assert weights.shape == (2, 6, 5)
+    assert_close(weights.sum(-1), torch.ones(2, 6, dtype=torch.float64))
+    assert torch.equal(logits[:, 0], blind[:, 0]) and not torch.allclose(
+        logits[:, 1:], blind[:, 1:]
+    )
+
+
+@pytest.mark.parametrize(
+    "kw, match",
+    [
+        ({"attention": True, "score": "concat"}, "unknown score 'concat'"),
+        ({"attention": False, "score": "dot"}, "attention=True"),
+        ({"attention": False, "input_feeding": True}, "attention=True"),
+    ],
+)
+def test_a_luong_reading_without_attention_or_unknown_is_refused(kw, match):
+    with pytest.raises(ValueError, match=match):
+        tt.GRUSeq2Seq(13, 13, **kw)
 
 
 @pytest.mark.parametrize("norm_first", [False, True])

@@ -91,6 +91,21 @@ def run_jobs(demo: str, config_path: Path, device: str, root: str) -> int:
     return 0
 
 
+def record_runs(demos: list[str], config_path: Path, device: str, results: str) -> int:
+    """Copy the runs of recorded demos (07.x, 08.x) from `results` to report/measured/ with
+    their record.json (the `record` rule of `snakemake robustness`)."""
+    import yaml
+
+    from lecture17.pipeline import record
+
+    with open(config_path, encoding="utf-8") as f:
+        config = yaml.safe_load(f)["demos"]
+    for demo in demos:
+        folder = record.store(demo, config[demo], device, machine_name(device), results)
+        print(f"演示 {demo} 已记录 recorded → {folder}", flush=True)
+    return 0
+
+
 def machine_name(device: str) -> str:
     """What the record says the runs ran on: the GPU's name, or the CPU model."""
     if device == "cuda":
@@ -109,7 +124,7 @@ def check_recorded(config_path: Path, root: str) -> int:
     from lecture17.pipeline import record
 
     demos = yaml.safe_load(config_path.read_text(encoding="utf-8"))["demos"]
-    folders = sorted(p for p in Path(root).glob("*") if p.is_dir())
+    folders = sorted(p for p in Path(root).glob("*") if p.is_dir() and p.name[0] != ".")
     stale = 0
     for folder in folders:
         demo = folder.name
@@ -145,6 +160,13 @@ def main(argv=None) -> int:
     )
     p_check.add_argument("--config", type=Path, default=Path("config/config.yaml"))
     p_check.add_argument("--results", default="report/measured")
+    p_record = sub.add_parser(
+        "record", help="copy recorded demos' runs from results/ to report/measured/ (robustness)"
+    )
+    p_record.add_argument("demos", nargs="+")
+    p_record.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
+    p_record.add_argument("--config", type=Path, default=Path("config/config.yaml"))
+    p_record.add_argument("--results", default="results", help="folder the run CSVs are under")
     p_run = sub.add_parser("run", help="run one demo's jobs without Snakemake (e.g. on a GPU box)")
     p_run.add_argument("demo")
     p_run.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
@@ -153,6 +175,8 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     if args.command == "run":
         return run_jobs(args.demo, args.config, args.device, args.results)
+    if args.command == "record":
+        return record_runs(args.demos, args.config, args.device, args.results)
     if args.command == "reference":
         from lecture17.reporting.reference import write_reference
 

@@ -95,35 +95,85 @@ def lookup_batch(generator: torch.Generator, batch: int, n_pairs: int, d_model: 
     return keys[rows, which], keys, values, values[rows, which]
 
 
+def lookup_symbol_batch(generator: torch.Generator, batch: int, n_pairs: int, vocab: int):
+    """§4.4 with keys as symbols (the "embedded" reading): n_pairs distinct symbols of 0..vocab-1
+    per sample, which the model embeds; values and target as in lookup_batch.
+
+    Returns query (b,) symbol ids, keys (b, n_pairs) ids, values (b, n_pairs), target (b,).
+    """
+    if vocab < n_pairs:
+        raise ValueError(f"vocab must hold n_pairs distinct keys, got {vocab} < {n_pairs}")
+    keys = torch.rand(batch, vocab, generator=generator).argsort(dim=1)[:, :n_pairs]
+    values = torch.rand(batch, n_pairs, generator=generator).argsort(dim=1)  # (b, n_pairs)
+    which = torch.randint(0, n_pairs, (batch,), generator=generator)  # (b,)
+    rows = torch.arange(batch)
+    return keys[rows, which], keys, values, values[rows, which]
+
+
 # -----------------------------------------------------------------------------
 # the lookup model (§4.4)
+
+
+LOOKUP_READOUTS = ("onehot", "layer")
+LOOKUP_KEYS = ("random", "embedded")
 
 
 class LookupAttention(nn.Module):
     """One layer of single-head attention that looks a value up by its key (§4.4, demo 02.3).
 
-    scores_j = (x_q W^Q) . (k_j W^K) [/ sqrt(d_k)], a = softmax(scores), and the read-out is
-    the attention-weighted one-hot value o = sum_j a_j onehot(v_j): o is the answer's logits,
-    right exactly when the matching pair gets the most weight. The loss reaches the scores
-    through the softmax Jacobian diag(a) - a a^T, the path that saturation closes (§4.3).
-    (Taking log o instead would cancel the softmax and hide the effect of the scale.)
-    W^Q, W^K ~ N(0, 1/d_model), so q and k components have variance ~1, as §4.2 assumes.
+    scores_j = (x_q W^Q) . (k_j W^K) [/ sqrt(d_k)], a = softmax(scores). Two readouts:
+    - readout="onehot" (§4.4 "取匹配那一对的 value"): o = sum_j a_j onehot(v_j), the answer's
+      logits, right exactly when the matching pair gets the most weight. The loss reaches the
+      scores through the softmax Jacobian diag(a) - a a^T, the path that saturation closes
+      (§4.3). (Taking log o instead would cancel the softmax and hide the effect of the scale.)
+    - readout="layer": an ordinary attention layer: values embedded (nn.Embedding, N(0, 1)),
+      projected by W^V, averaged by a, then an output projection W^O to the n_pairs logits.
+    Keys: keys="random" takes the key vectors as given (fresh N(0, 1) vectors per sample);
+    keys="embedded" takes symbol ids and embeds them (nn.Embedding(vocab, d_model), N(0, 1)).
+    W^Q, W^K ~ N(0, 1/d_model), so q and k components have variance ~1, as §4.2 assumes; they
+    are also independent only when d_k <= d_model (at d_k > d_model, q lies in a d_model-dim
+    subspace of R^{d_k}).
     """
 
-    def __init__(self, d_model: int, d_k: int, scale: bool = True):
+    def __init__(
+        self,
+        d_model: int,
+        d_k: int,
+        scale: bool = True,
+        *,
+        readout: str = "onehot",
+        keys: str = "random",
+        n_pairs: int = 16,
+        vocab: int = 64,
+    ):
         super().__init__()
-        self.d_k, self.scale = d_k, scale
+        if readout not in LOOKUP_READOUTS:
+            raise ValueError(f"unknown readout {readout!r}; expected one of {LOOKUP_READOUTS}")
+        if keys not in LOOKUP_KEYS:
+            raise ValueError(f"unknown keys {keys!r}; expected one of {LOOKUP_KEYS}")
+        self.d_k, self.scale, self.readout = d_k, scale, readout
         self.W_q = nn.Parameter(torch.randn(d_model, d_k) / math.sqrt(d_model))  # rows = tokens
         self.W_k = nn.Parameter(torch.randn(d_model, d_k) / math.sqrt(d_model))
+        self.key_embed = nn.Embedding(vocab, d_model) if keys == "embedded" else None
+        if readout == "layer":
+            self.value_embed = nn.Embedding(n_pairs, d_model)  # N(0, 1)
+            self.W_v = nn.Parameter(torch.randn(d_model, d_k) / math.sqrt(d_model))
+            self.W_o = nn.Linear(d_k, n_pairs)
 
     def forward(self, query, keys, values):
-        """query (b, d_model), keys (b, n, d_model), values (b, n) -> logits (b, n values)."""
+        """query (b, d_model), keys (b, n, d_model), values (b, n) -> logits (b, n values);
+        with keys="embedded", query (b,) and keys (b, n) are symbol ids."""
+        if self.key_embed is not None:
+            query, keys = self.key_embed(query), self.key_embed(keys)
         q = query @ self.W_q  # (b, d_k)
         k = keys @ self.W_k  # (b, n, d_k)
         scores = (k @ q[:, :, None])[:, :, 0]  # (b, n)
         if self.scale:  # §4.3: without it the softmax saturates as d_k grows
             scores = scores / math.sqrt(self.d_k)
         weights = scores.softmax(dim=-1)  # (b, n)
+        if self.readout == "layer":
+            v = self.value_embed(values) @ self.W_v  # (b, n, d_k)
+            return self.W_o((weights[:, None, :] @ v)[:, 0])  # (b, n values)
         return torch.zeros_like(weights).scatter_(1, values, weights)  # (b, n values)
 
 
@@ -201,12 +251,19 @@ class InplaceReversalTask:
 
 @dataclass(frozen=True)
 class LookupTask:
-    """§4.4: n_pairs (key, value) pairs and a query key; chance 1 / n_pairs."""
+    """§4.4: n_pairs (key, value) pairs and a query key; chance 1 / n_pairs. keys="random":
+    N(0, 1) key vectors (lookup_batch); "embedded": symbol ids of a vocab (lookup_symbol_batch)."""
 
     n_pairs: int
     d_model: int
+    keys: str = "random"
+    vocab: int = 64
 
     def sample(self, generator, batch_size):
+        if self.keys == "embedded":
+            return lookup_symbol_batch(generator, batch_size, self.n_pairs, self.vocab)
+        if self.keys != "random":
+            raise ValueError(f"unknown keys {self.keys!r}; expected one of {LOOKUP_KEYS}")
         return lookup_batch(generator, batch_size, self.n_pairs, self.d_model)
 
     def loss(self, model, batch):

@@ -13,7 +13,7 @@ import math
 import numpy as np
 import pytest
 from conftest import EQUIV, value
-from demos import config, grid_points, run, seeds, spec, tiny_run
+from demos import config, grid_points, kwargs, run, seeds, spec, tiny_run
 
 from lecture17 import training
 from lecture17.experiments import scaling_multihead
@@ -99,23 +99,26 @@ def test_lookup_rows_per_learning_rate_and_per_job(point_index):
     for label in labels:
         assert select(curve, lr=label)["step"].tolist() == expected_steps
     reached = {label: value(out, "reached", lr=label) for label in labels}
-    steps = {label: select(out, "steps_to_90", lr=label)["value"].to_numpy() for label in labels}
-    for label in labels:  # a step count exactly where the threshold was reached
-        first = [
-            s
-            for s, a in zip(
-                expected_steps, select(out, "accuracy", lr=label)["value"].to_numpy(), strict=True
-            )
-            if a >= settings["threshold"]
-        ]
-        assert reached[label] == float(bool(first))
-        assert steps[label].tolist() == first[:1]
+    claim_every = settings["claim_every"]  # the claims' grid: a subset of the evaluations
+    assert claim_every % every == 0 and claim_every > every  # the .test config has both grids
+    for quantity, grid in (("steps_to_90", claim_every), ("steps_to_90_fine", every)):
+        steps = {label: select(out, quantity, lr=label)["value"].to_numpy() for label in labels}
+        for label in labels:  # a step count exactly where the threshold was reached
+            accuracy = select(out, "accuracy", lr=label)["value"].to_numpy()
+            first = [
+                s
+                for s, a in zip(expected_steps, accuracy, strict=True)
+                if a >= settings["threshold"] and s % grid == 0
+            ]
+            assert steps[label].tolist() == first[:1]
+            if grid == claim_every:
+                assert reached[label] == float(bool(first))
+        all_steps = [s[0] for s in steps.values() if len(s)]
+        assert select(out, f"best_{quantity}")["value"].tolist() == (
+            [min(all_steps)] if all_steps else []
+        )
     assert select(out, "n_lrs")["value"].tolist() == [len(lrs)]
     assert select(out, "n_lrs_reached")["value"].tolist() == [sum(reached.values())]
-    all_steps = [s[0] for s in steps.values() if len(s)]
-    assert select(out, "best_steps_to_90")["value"].tolist() == (
-        [min(all_steps)] if all_steps else []
-    )
     assert value(out, "best_lr") in lrs
 
 
@@ -220,3 +223,37 @@ def test_f03_strength_4_gives_the_01_1_numbers_instead():
     table = one_head_vs_three(strength=4, seed=0)
     assert f"{value(table, 'weight', head='single', key='Jane'):.3f}" == "0.267"
     assert f"{value(table, 'weight', head='who', key='Jane'):.3f}" == "0.614"
+
+
+def test_lookup_claims_grid_must_be_a_multiple_of_the_evaluations():
+    arguments = kwargs("02.3")
+    arguments["claim_every"] = arguments["train"].eval_every + 1
+    with pytest.raises(ValueError, match=r"claim_every .* must be a multiple of train.eval_every"):
+        scaling_multihead.lookup_task(**arguments, seed=0)
+
+
+@pytest.mark.parametrize(
+    "reading, match",
+    [("wide", "unknown reading 'wide'"), ("lr", "a reading changes d_model, readout or keys")],
+)
+def test_a_sensitivity_reading_that_is_not_declared_or_changes_other_settings_is_refused(
+    reading, match
+):
+    readings = {"layer": {"readout": "layer"}, "lr": {"threshold": 0.5}}
+    with pytest.raises(ValueError, match=match):
+        scaling_multihead.lookup_sensitivity(
+            reading=reading, readings=readings, **kwargs("02.3"), seed=0
+        )
+
+
+@pytest.mark.parametrize("readout, keys", [("layer", "random"), ("onehot", "embedded")])
+def test_each_lookup_reading_trains_and_scores_like_the_main_one(readout, keys):
+    """The other readings of §4.4 (07.2) give the same rows, and are another model."""
+    main = tiny_run("02.3")
+    other = scaling_multihead.lookup_task(**kwargs("02.3", readout=readout, keys=keys), seed=0)
+    always = ["accuracy", "reached", "final_accuracy", "n_lrs_reached", "n_lrs", "best_lr"]
+    for table in (main, other):
+        assert set(always) <= set(table["quantity"])
+    mine, theirs = select(main, "accuracy"), select(other, "accuracy")
+    assert mine[["lr", "step"]].equals(theirs[["lr", "step"]])  # the same evaluations
+    assert not mine["value"].reset_index(drop=True).equals(theirs["value"].reset_index(drop=True))

@@ -47,7 +47,7 @@ def comparison(model: str, seed: int = 0, seq_len: int = L, device: str = "cpu")
 @cache
 def analysis(model: str, device: str = "cpu"):
     return ex.attention_analysis(
-        **TRAIN, model=model, seq_len=L, n_samples=20, device=device, seed=0
+        **TRAIN, model=model, seq_len=L, n_samples=20, maps=True, device=device, seed=0
     )
 
 
@@ -248,6 +248,31 @@ def test_attention_analysis_model_is_the_05_1_model():
             assert value(ours, q) == value(theirs, q)
 
 
+def test_without_maps_the_analysis_keeps_every_statistic():
+    """maps=False (the robustness runs 07.6, 07.7) drops the `map` rows and nothing else."""
+    full = analysis("transformer")
+    lean = ex.attention_analysis(
+        **TRAIN, model="transformer", seq_len=L, n_samples=20, maps=False, device="cpu", seed=0
+    )
+    kept = full[full["quantity"] != "map"].reset_index(drop=True)
+    assert "map" in set(full["quantity"]) and "map" not in set(lean["quantity"])
+    assert lean.drop(columns=["query", "key"]).equals(kept.drop(columns=["query", "key"]))
+
+
+@pytest.mark.parametrize("score, input_feeding", [("dot", False), ("general", True)])
+def test_a_luong_reading_is_05_1s_gru_attention_with_that_reading(score, input_feeding):
+    table = ex.luong_reading(
+        **TRAIN, score=score, input_feeding=input_feeding, seq_len=L, device="cpu", seed=0
+    )
+    main = comparison("gru_attention")
+    assert list(table["quantity"]) == list(main["quantity"])
+    params = {
+        "dot": -(TINY_SIZES["gru_attention"]["hidden"] ** 2),  # no W_a
+        "general": 3 * TINY_SIZES["gru_attention"]["hidden"] ** 2,  # W_ih: 3 gates x hidden more
+    }[score]
+    assert value(table, "n_params") == value(main, "n_params") + params
+
+
 # -------------------------------------------------------------------------------------------
 # 05.4
 
@@ -270,7 +295,7 @@ def test_views_render_from_a_small_build(tmp_path):
     jobs = {
         "05.1": [(train, {"model": m, "seq_len": 32}) for m in ("gru", "transformer")],
         "05.3": [
-            ({**train, "seq_len": L, "n_samples": 20}, {"model": m})
+            ({**train, "seq_len": L, "n_samples": 20, "maps": True}, {"model": m})
             for m in ("transformer", "gru_attention")
         ],
         "05.4": [(step, {"model": m, "seq_len": L}) for m in ("gru", "transformer")],
@@ -311,7 +336,7 @@ def test_bad_settings_raise_naming_what_is_allowed(override, message):
 def test_too_many_analysis_samples_are_refused():
     with pytest.raises(ValueError, match="n_samples"):
         ex.attention_analysis(
-            **TRAIN, model="transformer", seq_len=L, n_samples=41, device="cpu", seed=0
+            **TRAIN, model="transformer", seq_len=L, n_samples=41, maps=True, device="cpu", seed=0
         )
 
 

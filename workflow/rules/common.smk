@@ -68,8 +68,15 @@ def training_settings_json(wildcards):
 
 
 def runs_here(demo):
-    """A demo runs in this build unless its `devices` leave out the build's `device`."""
+    """A demo runs in this build unless its `devices` leave out the build's `device`, or it is
+    a recorded demo (07.x, 08.x: run by `snakemake robustness`, aggregated from its recording)."""
+    if DEMOS[demo].kind == "recorded":
+        return False
     return config["device"] in config["demos"][demo].get("devices", ["cpu", "cuda"])
+
+
+# The recorded demos of this config (`snakemake robustness` runs and records them).
+RECORDED_DEMOS = [d for d in config["demos"] if DEMOS[d].kind == "recorded"]
 
 
 def grid_json(wildcards):
@@ -95,9 +102,12 @@ def recorded_csvs(demo):
     spec = config["demos"][demo]
     if stale := record.problems(demo, spec, MEASURED, ROOT):
         device = (record.read(Path(MEASURED, demo)) or {}).get("device", "cuda")
-        logger.warning(
-            f"{MEASURED}/{demo}/ not used: {'; '.join(stale)} ({record.rerun_hint(demo, device)})"
+        hint = (
+            "rerun: make robustness"
+            if DEMOS[demo].kind == "recorded"
+            else record.rerun_hint(demo, device)
         )
+        logger.warning(f"{MEASURED}/{demo}/ not used: {'; '.join(stale)} ({hint})")
         return []
     return [path for path, _, _ in jobs(demo, spec, MEASURED)]
 
@@ -107,6 +117,11 @@ def table_inputs(demo):
     if runs_here(demo):
         return run_csvs(demo)
     recorded = recorded_csvs(demo)
+    if not recorded and DEMOS[demo].kind == "recorded":
+        raise WorkflowError(
+            f"demo {demo} is run by `snakemake robustness` (make robustness), and "
+            f"{MEASURED}/{demo}/ holds no runs recorded with this config and code"
+        )
     if not recorded:  # e.g. `python -m lecture17 show 06.3` in a CPU build
         raise WorkflowError(
             f"demo {demo} runs only in a build with device in "

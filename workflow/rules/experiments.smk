@@ -70,3 +70,33 @@ for _rule, _demos in EXPERIMENT_RULES.items():
         shell:
             "python -m lecture17.pipeline.job {wildcards.demo} --seed {wildcards.seed} "
             "--settings {params.settings:q} --grid {params.grid:q} --out {output.csv} 2> {log}"
+
+
+# The recorded demos (07.x, 08.x): `snakemake robustness` (make robustness) runs their jobs
+# into results/ with the rules above, then copies them with their record.json (settings, code
+# hashes, machine) to report/measured/<demo>/, which a default build aggregates.
+
+
+rule record:
+    input:
+        runs=lambda w: run_csvs(w.demo),
+        timings=lambda w: [timing_path(p) for p in run_csvs(w.demo)],
+        code=lambda w: job_code(DEMOS[w.demo].module),
+    output:
+        f"{MEASURED}/{{demo}}/record.json",
+    log:
+        "logs/record/{demo}.log",
+    wildcard_constraints:
+        demo=demo_pattern([DEMOS[d] for d in RECORDED_DEMOS]) or "$^",
+    conda:
+        "../../environment.yml"
+    params:
+        settings=training_settings_json,
+    shell:
+        "python -m lecture17 record {wildcards.demo} --device {config[device]} "
+        "--config {workflow.configfiles[0]:q} 2> {log}"
+
+
+rule robustness:
+    input:
+        expand(f"{MEASURED}/{{demo}}/record.json", demo=RECORDED_DEMOS),

@@ -21,7 +21,7 @@ README's demo map. docs/ARCHITECTURE.md says what else a new demo needs.
 
 from dataclasses import dataclass
 
-KINDS = ("analytic", "training", "gpu", "view")
+KINDS = ("analytic", "training", "gpu", "recorded", "view")
 
 
 @dataclass(frozen=True)
@@ -29,8 +29,12 @@ class Demo:
     """One demo of the lecture ("代码 01 演示 4" = "01.4").
 
     kind: analytic (one job per seed, no training), training (one job per grid point and seed,
-    on the build's `device`), gpu (as training, but only in a `device=cuda` build), view (no
-    runs of its own: its report view reads the table of the demo in `reads`).
+    on the build's `device`), gpu (as training, but only in a `device=cuda` build), recorded
+    (as training, but run only by the `robustness` target, `make robustness`: more seeds,
+    other readings, the exercises' runs; recorded under report/measured/ with record.json,
+    which the default build aggregates without rerunning), view (no runs of its own: its
+    report view reads the table of the demo in `reads`).
+    extends: a recorded demo's lecture demo (the protocol whose seeds or readings it adds).
     rule: the Snakemake rule that runs its jobs (`--forcerun <rule>`, benchmarks/<rule>/, the
     SLURM profile's per-rule resources); by default its module for an analytic demo, its
     function for a training one.
@@ -45,10 +49,15 @@ class Demo:
     rule: str = ""
     timings: tuple[str, ...] = ()
     reads: str = ""  # a view's demo: whose table it shows
+    extends: str = ""  # a recorded demo's lecture demo
 
     def __post_init__(self):
         if self.kind not in KINDS:
             raise ValueError(f"demo {self.id}: kind {self.kind!r}, expected one of {KINDS}")
+        if (self.kind == "recorded") != bool(self.extends):
+            raise ValueError(
+                f"demo {self.id}: a recorded demo, and only one, names what it extends"
+            )
         if (self.kind == "view") != bool(self.reads):
             raise ValueError(f"demo {self.id}: a view, and only a view, names the demo it reads")
         if not self.rule and self.kind != "view":
@@ -76,6 +85,8 @@ SCRIPTS = {
     "04": "编码器 / 解码器层 layers",
     "05": "Transformer vs GRU",
     "06": "超出讲义 beyond",
+    "07": "稳健性与读法 robustness, readings（记录的运行 recorded）",
+    "08": "练习的运行 exercise runs（记录的运行 recorded）",
     "13": "练习 exercises",
 }
 
@@ -187,6 +198,100 @@ _REGISTRY = [
             "ms_ratio_transformer_over_nn_transformer",
             "ms_ratio_gru_over_nn_gru",
         ),
+    ),
+    # 07 robustness seeds and readings, 08 the exercises' runs: recorded (`make robustness`,
+    # report/measured/), seeds disjoint from the protocol's, every list fixed in the config
+    Demo(
+        "07.1",
+        "scaling_multihead.lookup_task",
+        "§4.4",
+        "查字典：更多种子",
+        kind="recorded",
+        rule="robustness_lookup",
+        extends="02.3",
+    ),
+    Demo(
+        "07.2",
+        "scaling_multihead.lookup_sensitivity",
+        "§4.4",
+        "查字典：其他读法",
+        kind="recorded",
+        rule="robustness_lookup",
+        extends="02.3",
+    ),
+    Demo(
+        "07.3",
+        "positional_encoding.pe_ablation",
+        "§6.6",
+        "消融：更多种子",
+        kind="recorded",
+        rule="robustness_pe",
+        extends="03.5",
+    ),
+    Demo(
+        "07.4",
+        "layers.post_vs_pre_ln",
+        "§7.5",
+        "Post-LN vs Pre-LN：更多种子",
+        kind="recorded",
+        rule="robustness_layers",
+        extends="04.3",
+    ),
+    Demo(
+        "07.5",
+        "transformer_vs_rnn.luong_reading",
+        "§9.2",
+        "GRU + 注意力：Luong 的四种读法",
+        kind="recorded",
+        rule="robustness_seq2seq",
+        timings=("ms_per_step", "ms_train_total"),
+        extends="05.1",
+    ),
+    Demo(
+        "07.6",
+        "transformer_vs_rnn.attention_analysis",
+        "§9.2",
+        "Transformer：更多种子",
+        kind="recorded",
+        rule="robustness_seq2seq",
+        extends="05.3",
+    ),
+    Demo(
+        "07.7",
+        "transformer_vs_rnn.attention_analysis",
+        "§9.4",
+        "GRU + 注意力的注意力：更多种子",
+        kind="recorded",
+        rule="robustness_seq2seq",
+        extends="05.3",
+    ),
+    Demo(
+        "08.1",
+        "transformer_vs_rnn.reversal_comparison",
+        "§13",
+        "练习 8：1500 步",
+        kind="recorded",
+        rule="exercise_runs_seq2seq",
+        timings=("ms_per_step", "ms_train_total"),
+        extends="05.1",
+    ),
+    Demo(
+        "08.2",
+        "positional_encoding.pe_ablation",
+        "§13",
+        "练习 9：去掉缩放",
+        kind="recorded",
+        rule="exercise_runs_pe",
+        extends="03.5",
+    ),
+    Demo(
+        "08.3",
+        "positional_encoding.pe_ablation",
+        "§13",
+        "练习 9：d_model 256、1 个头",
+        kind="recorded",
+        rule="exercise_runs_pe",
+        extends="03.5",
     ),
     # §13 exercises whose answers are numbers
     Demo("13.1", "exercises.exercise_answers", "§13", "练习 1、3、4、7 的数字答案"),

@@ -5,6 +5,7 @@ Demos of the lecture's script 02:
     02.1  dot_product_variance  §4.2  Var(q·k) = d_k; dividing by sqrt(d_k) brings it back to 1
     02.2  softmax_saturation    §4.3  unscaled scores saturate the softmax; ‖J‖_F collapses
     02.3  lookup_task           §4.4  training a look-up with and without 1/sqrt(d_k) (torch)
+    07.2  lookup_sensitivity    §4.4  the same under other readings of its set-up
     02.4  multihead_vs_torch    §5.2–§5.4  parameter count, numpy = ours = nn.MultiheadAttention,
                                       the inverted-mask pitfall
     02.5  one_head_vs_three     §5.1  one head averages; three heads each ask one question
@@ -153,14 +154,17 @@ def _fastest(per_lr: dict) -> float:
 
 def _learning_rate_rows(evaluations: list[dict], lr: float, outcome: dict) -> list[dict]:
     """§4.4, one swept lr (label `lr`, text as "%g"): `accuracy` at every evaluated `step`;
-    `steps_to_90`, the first step with accuracy ≥ threshold (only where there is one: never
-    NaN); `reached` (1 or 0); `final_accuracy`. outcome: {"steps": first step or None,
-    "final": final accuracy}."""
+    `steps_to_90`, the first step on the claims' grid (every claim_every steps) with accuracy ≥
+    threshold, and `steps_to_90_fine`, the first on the diagnostic grid (every eval_every
+    steps), each only where there is one (never NaN); `reached` (1 or 0, on the claims' grid);
+    `final_accuracy`. outcome: {"steps", "fine": first steps or None, "final": accuracy}."""
     label = format(lr, "g")  # text: a float label would print as 0.00029999999999999997
     first = outcome["steps"]
     records = [row("accuracy", e["accuracy"], lr=label, step=e["step"]) for e in evaluations]
     if first is not None:  # a lr that never reaches the threshold has no step count
         records.append(row("steps_to_90", first, lr=label))
+    if outcome["fine"] is not None:
+        records.append(row("steps_to_90_fine", outcome["fine"], lr=label))
     return records + [
         row("reached", float(first is not None), lr=label),
         row("final_accuracy", outcome["final"], lr=label),
@@ -168,11 +172,14 @@ def _learning_rate_rows(evaluations: list[dict], lr: float, outcome: dict) -> li
 
 
 def _sweep_rows(per_lr: dict, n_pairs: int) -> list[dict]:
-    """§4.4's table, one cell: `best_steps_to_90` (the fastest lr's, only if one reached),
-    `n_lrs_reached`, `n_lrs`, `best_lr` (the fastest lr, or the best final accuracy if none
-    reached) and `chance` (1 / n_pairs)."""
+    """§4.4's table, one cell: `best_steps_to_90` (the fastest lr's on the claims' grid, only if
+    one reached), `best_steps_to_90_fine` (the same on the diagnostic grid), `n_lrs_reached`,
+    `n_lrs`, `best_lr` (the fastest lr, or the best final accuracy if none reached) and
+    `chance` (1 / n_pairs)."""
     reached = [r["steps"] for r in per_lr.values() if r["steps"] is not None]
+    fine = [r["fine"] for r in per_lr.values() if r["fine"] is not None]
     records = [row("best_steps_to_90", min(reached))] if reached else []
+    records += [row("best_steps_to_90_fine", min(fine))] if fine else []
     return records + [
         row("n_lrs_reached", len(reached)),
         row("n_lrs", len(per_lr)),
@@ -192,6 +199,9 @@ def lookup_task(
     sgd_lrs: list[float],
     train: TrainSettings,
     threshold: float,
+    claim_every: int,
+    readout: str,
+    keys: str,
     device: str,
     seed: int,
 ) -> pd.DataFrame:
@@ -199,30 +209,92 @@ def lookup_task(
     swept learning rate (adam_lrs or sgd_lrs) from the same init and the same batches.
 
     Rows per lr (`_learning_rate_rows`: the accuracy every train.eval_every steps on the
-    fixed test set), per job (`_sweep_rows`), then `simulated_chance`: what LookupTask.evaluate
-    gives a guesser answering one of the n_pairs values uniformly at random
-    (training.ValueGuesser) over at least training.CHANCE_DRAWS = 100,000 guesses (standard
-    error sqrt(p(1 − p)/100,000) = 0.00077 at p = 1/16).
+    fixed test set; step counts on the claims' grid, every claim_every steps, and on the
+    diagnostic grid), per job (`_sweep_rows`), then `simulated_chance`: what
+    LookupTask.evaluate gives a guesser answering one of the n_pairs values uniformly at
+    random (training.ValueGuesser) over at least training.CHANCE_DRAWS = 100,000 guesses
+    (standard error sqrt(p(1 − p)/100,000) = 0.00077 at p = 1/16). readout and keys: the
+    readings of LookupAttention.
     """
     from lecture17 import training
 
     training.check_device(device)
-    task = training.LookupTask(n_pairs, d_model)
+    if train.eval_every is None or claim_every % train.eval_every:
+        raise ValueError(
+            f"claim_every ({claim_every}) must be a multiple of train.eval_every "
+            f"({train.eval_every}): the claims read a subset of the evaluations"
+        )
+    task = training.LookupTask(n_pairs, d_model, keys=keys)
 
     def make_model():
-        return training.LookupAttention(d_model, d_k, scale=scaled)
+        return training.LookupAttention(
+            d_model, d_k, scale=scaled, readout=readout, keys=keys, n_pairs=n_pairs
+        )
 
+    make_model()  # an unknown readout or keys fails here, before any training
     records, per_lr = [], {}
     for lr in adam_lrs if optimizer == "adam" else sgd_lrs:
         settings = replace(train, optimizer=optimizer, lr=lr)  # unknown optimizer: train refuses
         trained = training.train(make_model, task, settings, seed=seed, device=device)
-        first = _steps_to(trained.evaluations, threshold)
-        per_lr[lr] = {"steps": first, "final": trained.final["accuracy"]}
+        on_grid = [e for e in trained.evaluations if e["step"] % claim_every == 0]
+        per_lr[lr] = {
+            "steps": _steps_to(on_grid, threshold),
+            "fine": _steps_to(trained.evaluations, threshold),
+            "final": trained.final["accuracy"],
+        }
         records += _learning_rate_rows(trained.evaluations, lr, per_lr[lr])
     records += _sweep_rows(per_lr, n_pairs)
     guessed = training.guessed_chance(task, training.ValueGuesser, seed, train.n_test)
     records.append(row("simulated_chance", guessed["accuracy"]))
     return tidy(records, ["lr", "step"])
+
+
+def lookup_sensitivity(
+    *,
+    reading: str,
+    readings: dict,
+    n_pairs: int,
+    d_model: int,
+    d_k: int,
+    scaled: bool,
+    optimizer: str,
+    adam_lrs: list[float],
+    sgd_lrs: list[float],
+    train: TrainSettings,
+    threshold: float,
+    claim_every: int,
+    readout: str,
+    keys: str,
+    device: str,
+    seed: int,
+) -> pd.DataFrame:
+    """§4.4 under another reading of its set-up (the pre-registered sensitivity study, demo
+    07.2): 02.3's settings with readings[reading] put in their place (e.g. {"readout": "layer"}
+    for an ordinary attention layer, {"d_model": 64}), then lookup_task."""
+    settings = dict(
+        n_pairs=n_pairs,
+        d_model=d_model,
+        d_k=d_k,
+        scaled=scaled,
+        optimizer=optimizer,
+        adam_lrs=adam_lrs,
+        sgd_lrs=sgd_lrs,
+        train=train,
+        threshold=threshold,
+        claim_every=claim_every,
+        readout=readout,
+        keys=keys,
+        device=device,
+        seed=seed,
+    )
+    if reading not in readings:
+        raise ValueError(f"unknown reading {reading!r}; expected one of {sorted(readings)}")
+    if unknown := set(readings[reading]) - {"d_model", "readout", "keys"}:
+        raise ValueError(
+            f"reading {reading!r} changes {sorted(unknown)}; a reading changes d_model, readout "
+            "or keys"
+        )
+    return lookup_task(**{**settings, **readings[reading]})
 
 
 # -------------------------------------------------------------------------------------------

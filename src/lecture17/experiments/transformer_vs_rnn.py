@@ -8,6 +8,7 @@ encoder-decoder without attention, the same with Luong attention, and a tiny Tra
     05.2  (no function)        §9.3  accuracy by output position at L = 32: the report
                                      reads 05.1's `position_accuracy` rows
     05.3  attention_analysis   §9.4  the same training, then what the attention looks at
+    07.5  luong_reading        §9.2  05.1's GRU + attention under each reading of "Luong"
     05.4  step_time            §9.5  ms per training step as L grows to 128
 
 References: Vaswani et al. (2017), "Attention is all you need"; Cho et al. (2014), "Learning
@@ -164,6 +165,30 @@ def reversal_comparison(
     return tidy(records, ["position"])
 
 
+def luong_reading(
+    *,
+    score: str,
+    input_feeding: bool,
+    seq_len: int,
+    sizes: dict,
+    train: TrainSettings,
+    device: str,
+    seed: int,
+) -> pd.DataFrame:
+    """05.1's GRU + attention under one reading of "Luong 的写法" (demo 07.5): the "general"
+    or "dot" score, with or without input feeding (Luong et al. 2015, §3.1 and §3.3), in
+    place of sizes["gru_attention"]'s; then reversal_comparison's rows."""
+    attention = {**sizes["gru_attention"], "score": score, "input_feeding": input_feeding}
+    return reversal_comparison(
+        model="gru_attention",
+        seq_len=seq_len,
+        sizes={**sizes, "gru_attention": attention},
+        train=train,
+        device=device,
+        seed=seed,
+    )
+
+
 # -------------------------------------------------------------------------------------------
 # 05.3 §9.4: what the attention learned
 
@@ -228,10 +253,10 @@ def measured_uniform_entropy(weights: dict) -> list[dict]:
     return records
 
 
-def attention_records(net, src) -> list[dict]:
+def attention_records(net, src, maps: bool = True) -> list[dict]:
     """§9.4's statistics per block and head (training.attention_statistics), the neighbours'
-    share of the cross-attention, the uniform entropy ln L beside the encoder's, and the maps;
-    last, the uniform entropy measured (measured_uniform_entropy)."""
+    share of the cross-attention, the uniform entropy ln L beside the encoder's, and the maps
+    (unless maps=False); last, the uniform entropy measured (measured_uniform_entropy)."""
     from lecture17.training import attention_statistics
 
     L = src.shape[1]
@@ -248,7 +273,7 @@ def attention_records(net, src) -> list[dict]:
             records += [row("uniform_entropy", np.log(L), block=block, head=h) for h in heads]
     blocks = list(weights)  # block by block, each quantity's heads together, in STATISTICS order
     records.sort(key=lambda r: (blocks.index(r["block"]), STATISTICS.index(r["quantity"])))
-    return records + map_records(weights) + measured_uniform_entropy(weights)
+    return records + (map_records(weights) if maps else []) + measured_uniform_entropy(weights)
 
 
 def attention_analysis(
@@ -258,11 +283,14 @@ def attention_analysis(
     sizes: dict,
     train: TrainSettings,
     n_samples: int,
+    maps: bool,
     device: str,
     seed: int,
 ) -> pd.DataFrame:
     """Train as in 05.1 (same `train` settings, same seed: the same model), then read the
-    attention weights on the first n_samples sequences of its test set (§9.4).
+    attention weights on the first n_samples sequences of its test set (§9.4). maps=False
+    leaves the per-(query, key) maps out (the robustness runs, 07.6–07.7, keep only the
+    per-head statistics).
 
     Labels: block ("encoder.0.self_attn", "decoder.0.self_attn", "decoder.0.cross_attn"; the
     GRU's "cross_attn"), head (1-based), query and key (maps only). Quantities per head:
@@ -282,7 +310,7 @@ def attention_analysis(
     records = rows({q: result.final[q] for q in ("token_accuracy", "sequence_accuracy")})
     src = evaluation_set(ReversalTask(seq_len), seed, n_samples)[0]  # (n_samples, L), CPU
     with single_thread():  # the analysis runs on the CPU, whatever trained the model
-        records += attention_records(result.model.cpu(), src)
+        records += attention_records(result.model.cpu(), src, maps=maps)
     return tidy(records, ["block", "head", "query", "key"])
 
 

@@ -18,6 +18,7 @@ none. `python -m lecture17 check-recorded` fails on any stale recording (CI runs
 import hashlib
 import json
 import platform
+import shutil
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -63,6 +64,40 @@ def write(folder: Path, demo: str, settings: dict, device: str, machine: str = "
         "device": device,
     }
     (Path(folder) / RECORD).write_text(json.dumps(record, indent=2, sort_keys=True) + "\n")
+
+
+def store(
+    demo: str,
+    spec: dict,
+    device: str,
+    machine: str,
+    results: str = "results",
+    root: str = MEASURED,
+) -> Path:
+    """Record a demo's runs: copy every run CSV (and its timing CSV) of `demo` from `results`
+    to <root>/<demo>/ with its record.json (the `record` rule of `snakemake robustness`).
+
+    The copy is written beside the old recording and swapped in only when complete, so a
+    killed job leaves the old recording (or none), never a mix. Returns the folder.
+    """
+    folder, partial = Path(root, demo), Path(root, f".{demo}.partial")
+    shutil.rmtree(partial, ignore_errors=True)
+    sources = [p for path, _, _ in jobs(demo, spec, results) for p in (path, timing_path(path))]
+    if missing := [str(p) for p in sources if not Path(p).is_file()]:
+        raise FileNotFoundError(f"{len(missing)} run files of {demo} missing, e.g. {missing[0]}")
+    for source in sources:
+        target = partial / Path(source).relative_to(Path(results, demo))
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source, target)
+    settings = {**spec["settings"], **({"device": device} if spec.get("grid") else {})}
+    write(partial, demo, settings, device, machine)
+    old = Path(root, f".{demo}.old")
+    shutil.rmtree(old, ignore_errors=True)
+    if folder.exists():
+        folder.rename(old)
+    partial.rename(folder)
+    shutil.rmtree(old, ignore_errors=True)
+    return folder
 
 
 def read(folder: Path) -> dict | None:

@@ -333,4 +333,3 @@ def _reading(outcomes, html_mode: bool, always: bool = False) -> str:
             groups.append(f"{len(ids)} 个{LABELS[status]}（{'、'.join(ids)}）")
     agree = f"{len(outcomes) - len(off)} 个和讲义一致 agree"
     return f"：这一节的 {len(outcomes)} 个{kind}里，" + "，".join([agree, *groups]) + "。"
-
