@@ -79,12 +79,58 @@ def c138_ex8_time_relative_to_script(v) -> Finding:
 
 
 @check
-def c139_ga_seeds_far_apart(v) -> Finding:
-    """The premise: at 500 steps GRU + attention's seeds are far apart (range above 0.1)."""
-    lo, hi = float(v["ga32_lo"][0]), float(v["ga32_hi"][0])
+def c139_markedly_better(v) -> Finding:
+    """ "明显变好": GRU + attention's seed-mean whole-sequence accuracy rises by ≥ 0.1."""
+    before, after = float(v["ga_500"][0]), float(v["ga_1500"][0])
     return Finding(
-        hi - lo > 0.1,
-        f"GRU + 注意力 L = 32 的种子范围 seed range {lo:.3f}–{hi:.3f} = {hi - lo:.3f} > 0.1",
+        after - before >= 0.1,
+        f"GRU + 注意力整句 whole sequence：500 步 {before:.3f} → 1500 步 {after:.3f}"
+        f"（{after - before:+.3f}，≥ +0.1）",
+    )
+
+
+@check
+def c139_spread_shrinks(v) -> Finding:
+    """ "种子之间的差距缩小": the seed range (max − min) is narrower at 1500 steps."""
+    before = float(v["hi_500"][0] - v["lo_500"][0])
+    after = float(v["hi_1500"][0] - v["lo_1500"][0])
+    return Finding(
+        after < before,
+        f"种子范围 seed range：500 步 {before:.3f} → 1500 步 {after:.3f}",
+    )
+
+
+@check
+def ex8a_little_change(v) -> Finding:
+    """ "不会有太大变化": the Transformer's seed mean moves by at most 0.05."""
+    before, after = float(v["tf_500"][0]), float(v["tf_1500"][0])
+    return Finding(
+        abs(after - before) <= 0.05,
+        f"Transformer 整句 whole sequence：500 步 {before:.3f} → 1500 步 {after:.3f}"
+        f"（{after - before:+.3f}，|·| ≤ 0.05）",
+    )
+
+
+@check
+def ex9a_little_effect(v) -> Finding:
+    """ "影响不大": at d_k = 16 the seed means with and without the scale differ by ≤ 0.05."""
+    scaled, unscaled = float(v["scaled"][0]), float(v["unscaled"][0])
+    return Finding(
+        abs(scaled - unscaled) <= 0.05,
+        f"逐词 per-token：缩放 scaled {scaled:.3f}，不缩放 unscaled {unscaled:.3f}"
+        f"（差 {scaled - unscaled:+.3f}，|·| ≤ 0.05）",
+    )
+
+
+@check
+def ex9b_clearly_larger(v) -> Finding:
+    """ "明显得多": the drop without the scale at d_k = 256 is ≥ 0.05 and exceeds d_k = 16's."""
+    drop_256 = float(v["scaled_256"][0] - v["unscaled_256"][0])
+    drop_64 = float(v["scaled_64"][0] - v["unscaled_64"][0])
+    return Finding(
+        drop_256 >= 0.05 and drop_256 > drop_64,
+        f"去掉缩放后逐词准确率的下降 drop without the scale：d_k = 256（1 个头）{drop_256:+.3f}，"
+        f"d_k = 16（4 个头）{drop_64:+.3f}",
     )
 
 

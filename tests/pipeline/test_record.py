@@ -67,3 +67,45 @@ def test_the_committed_recordings_match_this_checkout():
     """CI: every run under report/measured/ is what this config and code compute."""
     done = lecture17(ROOT, "check-recorded")
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def _t_quantile(p_two_sided: float, df: int) -> float:
+    """Student's t with df degrees of freedom: the t with P(|T| > t) = p (bisection on the
+    diff's own tail function, reporting.diff.welch_p's regularized beta)."""
+    import mpmath
+
+    def tail(t):
+        return float(mpmath.betainc(df / 2, 0.5, 0, df / (df + t * t), regularized=True))
+
+    lo, hi = 0.0, 1e3
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if tail(mid) > p_two_sided else (lo, mid)
+    return hi
+
+
+def test_a_recorded_run_reruns_here_within_the_recorded_seeds_spread(tmp_path):
+    """CI reruns one recorded job (07.3: 03.5's sinusoidal row, seed 100, ~20 s) and checks
+    its accuracies against the recorded robustness seeds: on the recording's CPU kind the
+    same bytes; on another, a new sample of the same distribution, inside the 99.9%
+    prediction interval of the recorded seeds (mean ± t·std·√(1 + 1/n))."""
+    import pandas as pd
+
+    from lecture17.pipeline.aggregate import aggregate, read_runs, select
+    from lecture17.pipeline.job import run_job
+
+    config = yaml.safe_load(CONFIG.read_text(encoding="utf-8"))["demos"]
+    spec, folder = config["07.3"], ROOT / record.MEASURED / "07.3/variant=sinusoidal"
+    seed = spec["seeds"][0]
+    settings = {**spec["settings"], "device": "cpu"}
+    rerun = run_job("07.3", settings, seed, {"variant": "sinusoidal"}, tmp_path / "seed.csv")
+    recorded = aggregate(read_runs(sorted(folder.glob("seed*[0-9].csv"))))
+    mine = pd.read_csv(folder / f"seed{seed}.csv")
+    for quantity in ("token_accuracy", "sequence_accuracy"):
+        ours = float(select(rerun, quantity)["value"].iloc[0])
+        row = select(recorded, quantity).iloc[0]
+        n = row["n_seeds"]
+        half = _t_quantile(0.001, n - 1) * row["std"] * (1 + 1 / n) ** 0.5
+        assert abs(ours - row["mean"]) <= half + 1e-12, (quantity, ours, row["mean"], half)
+        same = ours == float(select(mine, quantity)["value"].iloc[0])
+        print(f"{quantity}: rerun {ours}, recorded {row['seeds']} ({'same' if same else 'new'})")

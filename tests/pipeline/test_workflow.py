@@ -386,3 +386,29 @@ def test_a_cpu_build_aggregates_recorded_gpu_runs_only_while_their_settings_hold
     planned = plan()
     assert "recorded with other code: ['src/lecture17/experiments/beyond.py']" in planned
     assert "results/tables/06.3.csv" not in planned and "lecture17 run 06.3" in planned
+
+
+def test_robustness_records_its_runs_and_the_default_build_aggregates_them_without_rerunning(
+    tmp_path,
+):
+    """`snakemake robustness` runs a recorded demo (07.3 of the .test config) and records it
+    under report/measured/ with record.json; the default build then aggregates the recording
+    and runs none of its jobs; a code edit makes the recording stale: left out, with a warning
+    that says to rerun `make robustness`."""
+    work = copy_repository(tmp_path / "repo")
+    shutil.rmtree(work / "report/measured/07.3", ignore_errors=True)  # the full config's
+    out = snakemake(work, "robustness", "--cores", "2")
+    assert "rule record:" in out and (work / "report/measured/07.3/record.json").is_file()
+    folder = work / "report/measured/07.3/variant=sinusoidal"
+    recorded = sorted(p.name for p in folder.iterdir())
+    assert recorded == [f"seed{s}{e}" for s in (100, 101) for e in (".csv", ".timing.csv")]
+    shutil.rmtree(work / "results/07.3")
+    out = snakemake(work, "--cores", "2", "results/tables/07.3.csv")
+    assert "rule robustness_pe:" not in out and "rule aggregate:" in out
+    table = (work / "results/tables/07.3.csv").read_text()
+    assert "100:" in table and "101:" in table  # both recorded seeds, per seed
+    module = work / "src/lecture17/experiments/positional_encoding.py"
+    module.write_text(module.read_text() + "\n# an edit\n")
+    out = snakemake(work, "--dry-run")
+    assert "report/measured/07.3/ not used: recorded with other code" in out
+    assert "rerun: make robustness" in out

@@ -13,11 +13,17 @@ import argparse
 import sys
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from lecture17.pipeline.csvio import exit_on_sigterm, is_temporary, timing_path, write_with_timing
 
 STATS = ["mean", "min", "max"]
+# every column of an aggregated table that is not a label: a row's statistics over seeds, and
+# `seeds`, its value in each seed, in seed order ("0:0.93 1:0.81 2:0.97", each float's
+# shortest repr), from which a claim about how often something happens across seeds is
+# counted (a rate), or judged seed by seed (seed_table)
+STAT_COLUMNS = ("mean", "min", "max", "std", "n_seeds", "seeds")
 
 
 def read_runs(paths) -> pd.DataFrame:
@@ -43,7 +49,42 @@ def aggregate(runs: pd.DataFrame) -> pd.DataFrame:
     table = grouped.agg(STATS).reset_index()
     table["std"] = grouped.std(ddof=1).fillna(0.0).to_numpy()  # one seed: no spread measured
     table["n_seeds"] = grouped.size().to_numpy()
-    return table
+    by_seed = runs.assign(_seed=runs["seed"].astype(int)).sort_values("_seed", kind="stable")
+    joined = by_seed.groupby(labels, sort=False, dropna=False)["value"].agg(
+        lambda values: " ".join(
+            f"{seed}:{float(v)!r}"
+            for seed, v in zip(by_seed.loc[values.index, "_seed"], values, strict=True)
+        )
+    )
+    return table.merge(joined.rename("seeds").reset_index(), on=labels, how="left")
+
+
+def per_seed(text: str) -> dict[int, float]:
+    """A `seeds` cell ("0:0.93 1:0.81") as {seed: value}."""
+    return {int(s): float(v) for s, v in (pair.split(":") for pair in text.split())}
+
+
+def seed_values(rows: pd.DataFrame) -> np.ndarray:
+    """The per-seed values of an aggregated table's rows (their `seeds`), row after row."""
+    if "seeds" not in rows.columns:
+        raise ValueError("this table has no per-seed values (built before the `seeds` column)")
+    return np.array([v for text in rows["seeds"] for v in per_seed(text).values()], dtype=float)
+
+
+def table_seeds(table: pd.DataFrame) -> list[int]:
+    """Every seed a table's rows were aggregated over, in order."""
+    return sorted({s for text in table["seeds"] for s in per_seed(text)})
+
+
+def seed_table(table: pd.DataFrame, seed: int) -> pd.DataFrame:
+    """The aggregated table as one seed alone would have given it: the rows that seed has,
+    mean = min = max = its value, std 0, n_seeds 1 (a claim judged seed by seed)."""
+    values = table["seeds"].map(lambda text: per_seed(text).get(seed))
+    rows = table[values.notna()].copy()
+    rows["mean"] = rows["min"] = rows["max"] = values[values.notna()].astype(float)
+    rows["std"], rows["n_seeds"], rows["seeds"] = 0.0, 1, f"{seed}:" + rows["mean"].map(repr)
+    rows.attrs = dict(table.attrs)
+    return rows.reset_index(drop=True)
 
 
 def read_table(path) -> pd.DataFrame:

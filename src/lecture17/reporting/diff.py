@@ -37,7 +37,7 @@ import numpy as np
 import pandas as pd
 import yaml
 
-from lecture17.pipeline.aggregate import STATS, read_tables
+from lecture17.pipeline.aggregate import STAT_COLUMNS, STATS, read_tables
 from lecture17.reporting import ledger as ledger_mod
 from lecture17.reporting.report import load_views
 
@@ -139,7 +139,7 @@ def print_formats(views: dict) -> dict:
 
 def keyed(table: pd.DataFrame) -> pd.DataFrame:
     """The table indexed by its label columns (quantity included), timings left out."""
-    labels = [c for c in table.columns if c not in ("demo", *STATS, "std", "n_seeds")]
+    labels = [c for c in table.columns if c not in ("demo", *STAT_COLUMNS)]
     if "std" not in table.columns:  # a table from before the std column: no variation known
         table = table.assign(std=np.nan)
     return table.set_index(labels)

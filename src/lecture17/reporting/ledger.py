@@ -31,7 +31,8 @@ marks a claim only a GPU build can check. `expect: differs` marks a claim where 
 itself is wrong (with its reading-aid `flag`): reported, not failed by `diff … lecture`.
 
 A selector is {demo (default: the entry's), quantity (a name or a list), where: {label: value}
-or a list of such dicts, stat: mean|min|max over seeds, reduce: min|max|sum over the rows}.
+or a list of such dicts, stat: mean|min|max|std|n_seeds over seeds or seeds (every seed's
+value), reduce: min|max|sum over the rows}.
 """
 
 import importlib.util
@@ -92,7 +93,7 @@ ENTRY_KEYS = {
     "needs",
 }
 SELECTOR_KEYS = {"demo", "quantity", "where", "stat", "reduce"}
-STAT_KEYS = ("mean", "min", "max", "std", "n_seeds")  # over seeds, per row
+STAT_KEYS = ("mean", "min", "max", "std", "n_seeds", "seeds")  # over seeds, per row
 NEEDS = ("cuda",)
 REDUCE = {"min": np.min, "max": np.max, "sum": np.sum}
 
@@ -326,15 +327,30 @@ def evaluate(entry: dict, tables: dict, settings: dict | None = None) -> Outcome
 
 def _row_keys(rows: pd.DataFrame) -> list[tuple]:
     """Each row's labels (quantity included): the same key in any build of the table."""
-    labels = [c for c in rows.columns if c not in ("demo", "mean", "min", "max", "std", "n_seeds")]
+    labels = [c for c in rows.columns if c not in ("demo", *tables_mod.STAT_COLUMNS)]
     return [tuple(r) for r in rows[labels].itertuples(index=False)]
 
 
 def _reduce(selector: dict, rows: pd.DataFrame) -> np.ndarray:
+    if selector.get("stat") == "seeds":  # every seed's value (a rate's sample)
+        return _per_seed(selector, rows)
     values = rows[selector.get("stat", "mean")].to_numpy(float)
     if "reduce" in selector:
         return np.atleast_1d(REDUCE[selector["reduce"]](values))
     return values
+
+
+def _per_seed(selector: dict, rows: pd.DataFrame) -> np.ndarray:
+    """stat: seeds. Without `reduce`, every row's per-seed values, row after row; with it, one
+    value per seed, reduced over the rows (e.g. the largest of a model's heads, per model)."""
+    if "reduce" not in selector:
+        return tables_mod.seed_values(rows)
+    per_row = [tables_mod.per_seed(text) for text in rows["seeds"]]
+    seeds = sorted(per_row[0]) if per_row else []
+    if any(sorted(r) != seeds for r in per_row):
+        raise ValueError("stat: seeds with reduce needs every row to have the same seeds")
+    matrix = np.array([[r[seed] for seed in seeds] for r in per_row], dtype=float)
+    return REDUCE[selector["reduce"]](matrix, axis=0)
 
 
 def _settings(settings: dict | None, entry: dict) -> dict | None:
@@ -352,6 +368,11 @@ def _settings(settings: dict | None, entry: dict) -> dict | None:
 
 def _has_values(entry: dict) -> bool:
     return "value" in entry or "values" in entry
+
+
+def selectors(entry: dict) -> dict:
+    """An entry's named selectors ({name: selector}; one `value` is named "ours")."""
+    return _selectors(entry)
 
 
 def _selectors(entry: dict) -> dict:

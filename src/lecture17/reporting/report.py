@@ -27,9 +27,11 @@ import yaml
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 from lecture17.experiments import DEMOS
-from lecture17.pipeline.aggregate import read_tables, select
+from lecture17.pipeline import record
+from lecture17.pipeline.aggregate import STAT_COLUMNS, read_tables, select
 from lecture17.reporting import claims as claims_mod
 from lecture17.reporting import ledger as ledger_mod
+from lecture17.reporting import robustness
 from lecture17.reporting.figures import DPI, FIGURES
 from lecture17.reporting.figures import caption as figure_caption
 from lecture17.reporting.page import to_html
@@ -38,7 +40,7 @@ from lecture17.reporting.worked_examples import INPUTS
 
 MACHINE_BEGIN = "<!-- machine-dependent:begin -->"
 MACHINE_END = "<!-- machine-dependent:end -->"
-STATS = ("mean", "min", "max", "std", "n_seeds")
+STATS = STAT_COLUMNS  # the columns that are not labels
 
 
 # -----------------------------------------------------------------------------
@@ -392,6 +394,41 @@ class Report:
     def is_recorded(self, demo_id: str) -> bool:
         """Whether the demo's table comes from runs recorded on a GPU, not rerun by this build."""
         return demo_id in self.recorded
+
+    def recording(self, demo_id: str) -> str:
+        """When and on what a recorded demo's runs were made (its record.json), one sentence."""
+        found = record.read(Path(record.MEASURED, demo_id)) or {}
+        if not found:
+            return ""
+        day = found.get("recorded", "")[:10]
+        return (
+            f"*记录的运行 recorded runs：{day} 在 on {found.get('machine', '?')}"
+            f"（{found.get('device', 'cpu')}）上运行 `make robustness`，和这次构建的配置、代码一致 "
+            f"matching this build's config and code（`{record.MEASURED}/{demo_id}/record.json`）；"
+            "本次构建只汇总，不重跑 aggregated here, not rerun。*"
+        )
+
+    def by_seed(self, protocol: str, recorded: str) -> str:
+        """The protocol's claims judged on each robustness seed (reporting.robustness)."""
+        if recorded not in self.tables or protocol not in self.tables:
+            return f"*（本次构建没有 {recorded} 的记录 not recorded: `make robustness`）*"
+        return robustness.by_seed(
+            self.outcomes, self.tables, self.settings, protocol, recorded, self.html
+        )
+
+    def by_reading(self, protocol: str, readings_demo: str) -> str:
+        """The pre-registered sensitivity table: claim × reading → verdict."""
+        if readings_demo not in self.tables or protocol not in self.tables:
+            return f"*（本次构建没有 {readings_demo} 的记录 not recorded: `make robustness`）*"
+        return robustness.by_reading(
+            self.outcomes, self.tables, self.settings, protocol, readings_demo, self.html
+        )
+
+    def rates(self, demo_id: str, quantity: str, below: float, by: list, labels: dict) -> str:
+        """Per group, the seeds below a threshold: k/N with its 95% interval."""
+        if demo_id not in self.tables:
+            return f"*（本次构建没有 {demo_id} 的记录 not recorded: `make robustness`）*"
+        return robustness.rates(self.tables[demo_id], quantity, below, by, labels)
 
     def crossover(self, demo_id: str) -> str:
         """Per model width: from which L on the Transformer's step beats the GRU's (06.3, §9.5)."""

@@ -1,0 +1,90 @@
+"""Named checks of 07_robustness.yaml: claims about seeds, counted over the robustness seeds.
+
+Each value is every seed's value (`stat: seeds`, in seed order). A rate k/N is shown with its
+95% Wilson interval (lecture17.reporting.rates); the pass rule of each claim is stated in its
+ledger note, fixed before the runs were made.
+"""
+
+import numpy as np
+
+from lecture17.reporting.checks import Finding, check
+from lecture17.reporting.rates import at_least_once, rate_text
+
+
+@check
+def r92a_lagging_seed_rate(v) -> Finding:
+    """A seed lags when its whole-sequence accuracy is more than 0.1 below the seeds' median;
+    the lecture's "one seed lags" holds when lagging seeds occur (k ≥ 1)."""
+    seq = v["seq"]
+    lagging = int(np.sum(seq < np.median(seq) - 0.1))
+    p = lagging / len(seq)
+    return Finding(
+        lagging >= 1,
+        f"落后的种子 lagging seeds（< 中位数 median {np.median(seq):.3f} − 0.1）："
+        f"{rate_text(lagging, len(seq))}；3 个种子里至少一个 in a 3-seed run: "
+        f"{at_least_once(p, 3):.2f}",
+    )
+
+
+@check
+def r92b_near_one_rate(v) -> Finding:
+    """Near 1 = error below 10× the lecture's (1 − 0.996); holds when most seeds are."""
+    seq = v["seq"]
+    near = int(np.sum(1 - seq < 10 * (1 - 0.996)))
+    return Finding(
+        near > len(seq) / 2,
+        f"接近 1 的种子 seeds near 1（错误率 error < 0.04）：{rate_text(near, len(seq))}，"
+        f"最差 worst {np.min(seq):.3f}",
+    )
+
+
+@check
+def r92c_unstable(v) -> Finding:
+    """Fails = per-token accuracy below 0.5; unstable = some seeds fail and some do not."""
+    tok = v["tok"]
+    failed = int(np.sum(tok < 0.5))
+    return Finding(
+        1 <= failed <= len(tok) - 1,
+        f"学不会的种子 failed seeds（逐词 per-token < 0.5）：{rate_text(failed, len(tok))}；"
+        f"逐词 per-token {np.min(tok):.3f}–{np.max(tok):.3f}",
+    )
+
+
+@check
+def r92d_below_every_transformer_seed(v) -> Finding:
+    """The share of (GRU + attention seed, Transformer seed) pairs with GRU + attention lower;
+    the lecture's "every seed below" holds when it is 1."""
+    ga, tf = v["ga"], v["tf"]
+    below = int(np.sum(ga[:, None] < tf[None, :]))
+    pairs = len(ga) * len(tf)
+    return Finding(
+        below == pairs,
+        f"GRU + 注意力更低的种子对 pairs below：{below}/{pairs} = {below / pairs:.2f}；"
+        f"GRU + 注意力 {np.min(ga):.3f}–{np.max(ga):.3f}，Transformer {np.min(tf):.3f}–"
+        f"{np.max(tf):.3f}",
+    )
+
+
+@check
+def r94a_a_head_parks_on_bos(v) -> Finding:
+    """Per model (seed): some decoder self-attention head with BOS weight > 1/2 and mean
+    entropy < ln 2 (C118's reading); holds when it happens in some model (k ≥ 1). The values
+    come head after head (rows), each with every seed: reshaped to (heads, seeds)."""
+    n_seeds = _n_seeds(v)
+    bos = v["bos"].reshape(-1, n_seeds)  # (heads, seeds)
+    entropy = v["entropy"].reshape(-1, n_seeds)
+    parks = np.any((bos > 0.5) & (entropy < np.log(2)), axis=0)  # (seeds,)
+    k = int(parks.sum())
+    return Finding(
+        k >= 1,
+        f"有头停在 BOS 上的模型 models with a head parked on BOS：{rate_text(k, n_seeds)}；"
+        f"每个模型最大的 BOS 权重 largest BOS weight per model {np.min(bos.max(0)):.3f}–"
+        f"{np.max(bos.max(0)):.3f}",
+    )
+
+
+def _n_seeds(v) -> int:
+    """The seeds of 07.6 (its config's, which its recording must match)."""
+    if not v.settings or not v.settings.get("seeds"):
+        raise ValueError("07.6's seeds are not in the settings given to the check")
+    return len(v.settings["seeds"])
