@@ -163,7 +163,7 @@ def c034_scaled_near_lecture_run(v):
 # -------------------------------------------------------------------------------------------
 # 02.3 the look-up task (§4.4): steps to 90 % are read on an evaluation grid
 #
-# A step count s, evaluated every e = settings.train.eval_every steps, says the first crossing
+# A step count s, evaluated every e = settings.claim_every steps, says the first crossing
 # of 90 % lies in (s − e, s]; at the first evaluation (s = e) only that it is ≤ e.
 
 SEVERAL = 2  # "慢好几倍" (several times slower): at least twice the steps, the least it can mean
@@ -178,11 +178,11 @@ def c041_fastest_in_25_75(v):
     """§4.4 "最快的步数在 25–75 之间，几乎不随 d_k 变", scaled, every (optimizer, d_k) cell.
 
     Fails where a cell is outside lo–hi; not resolvable where a cell is at the first
-    evaluation (its true step is anywhere ≤ eval_every, so neither the band nor "almost
+    evaluation (its true step is anywhere ≤ claim_every, so neither the band nor "almost
     independent of d_k" can be read off it).
     """
     best = v["best"]
-    e = float(v.get("settings.train.eval_every")[0])
+    e = float(v.get("settings.claim_every")[0])
     lo, hi = float(v.get("lecture.lo")[0]), float(v.get("lecture.hi")[0])
     shown = f"最快步数 best steps ({_cells(best)})"
     if np.any((best < lo) | (best > hi)):
@@ -192,7 +192,7 @@ def c041_fastest_in_25_75(v):
         return Finding(
             None,
             f"无法分辨 not resolvable: {shown} 有 {first} 格在第一次评估 at the first evaluation"
-            f"（eval_every {e:g}），真实步数只知道 ≤ {e:g} only ≤ {e:g} is known",
+            f"（每 {e:g} 步一次 every {e:g} steps），真实步数只知道 ≤ {e:g} only ≤ {e:g} is known",
         )
     return Finding(True, f"{shown} 都在 all in {lo:g}–{hi:g}")
 
@@ -206,7 +206,7 @@ def c042_several_times_slower(v):
     lower end is ≥ SEVERAL, fails where the upper end is below it, else not resolvable.
     """
     slow, fast = v["slow"], v["fast"]
-    e = float(v.get("settings.train.eval_every")[0])
+    e = float(v.get("settings.claim_every")[0])
     if len(slow) != len(fast):  # a cell where no lr reached 90 % has no best step
         counts = f"不缩放 unscaled {len(slow)} 格，缩放 scaled {len(fast)} 格"
         return Finding(None, f"无法配对 cells do not pair: {counts}")
@@ -217,7 +217,7 @@ def c042_several_times_slower(v):
     text = (
         f"最快步数 best steps 不缩放 unscaled ({_cells(slow)}) vs 缩放 scaled ({_cells(fast)})："
         f"{n_hold} 格至少慢 {SEVERAL} 倍 at least {SEVERAL}× slower，{n_fail} 格不到 not，"
-        f"{n_open} 格在 eval_every {e:g} 下无法分辨 not resolvable"
+        f"{n_open} 格在每 {e:g} 步的网格上无法分辨 not resolvable"
     )
     return Finding(False if n_fail else (None if n_open else True), text)
 
@@ -251,10 +251,10 @@ def c046_twelve_dims(v):
 # Values under which a claim holds and fails, where ours honestly differ from the lecture's
 # or cannot decide (tests/reporting/test_ledger.py::test_every_check_can_fail_and_hold). The
 # examples are checked without the build's config, so a setting a predicate reads is given as a
-# value named like the reference ("settings.train.eval_every": Context.get looks up values
+# value named like the reference ("settings.claim_every": Context.get looks up values
 # first).
 
-GRID = {"settings.train.eval_every": [25]}  # config/config.yaml, 02.3
+GRID = {"settings.claim_every": [25]}  # config/config.yaml, 02.3
 
 EXAMPLES = {
     "C039": {  # the lecture's 3, 2, 1 of 4; ours: all 4 at every d_k

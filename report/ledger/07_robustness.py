@@ -88,3 +88,20 @@ def _n_seeds(v) -> int:
     if not v.settings or not v.settings.get("seeds"):
         raise ValueError("07.6's seeds are not in the settings given to the check")
     return len(v.settings["seeds"])
+
+
+# Values under which each claim holds and fails (tests/reporting/test_ledger.py; the rows are
+# per-seed values, which the test's mutations of a table's mean do not reach).
+EXAMPLES = {
+    "L17-R9.2a": {"holds": {"seq": [0.95, 0.96, 0.97, 0.7]}, "fails": {"seq": [0.95] * 4}},
+    "L17-R9.2b": {"holds": {"seq": [0.99, 0.98, 0.5]}, "fails": {"seq": [0.99, 0.5, 0.5]}},
+    "L17-R9.2c": {"holds": {"tok": [0.3, 0.9]}, "fails": {"tok": [0.9, 0.9]}},
+    "L17-R9.2d": {
+        "holds": {"ga": [0.5, 0.6], "tf": [0.9, 0.95]},
+        "fails": {"ga": [0.5, 0.96], "tf": [0.9, 0.95]},
+    },
+    "L17-R9.4a": {
+        "holds": {"bos": [0.9] + [0.1] * 39, "entropy": [0.2] + [2.0] * 39},
+        "fails": {"bos": [0.1] * 40, "entropy": [2.0] * 40},
+    },
+}
