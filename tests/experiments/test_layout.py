@@ -52,9 +52,11 @@ def test_the_length_measure_counts_a_whole_function(tmp_path):
 @pytest.mark.parametrize("module", sorted({demo.module for demo in runnable().values()}))
 def test_demos_are_in_id_order_in_their_module(module):
     """Within a module the demos follow the lecture (02.1, 02.2, 02.3, …); each one's helpers
-    sit just before it."""
+    sit just before it. A recorded demo (07.x, 08.x) sits with the lecture demo it extends
+    (07.2's lookup_sensitivity after 02.3's lookup_task); one reusing a function adds none."""
     order = [node.name for node in top_level_functions(EXPERIMENTS / f"{module}.py")]
-    demos = [d.function_name for _, d in sorted(runnable().items()) if d.module == module]
+    by_lecture = sorted(runnable().values(), key=lambda d: (d.extends or d.id, d.id))
+    demos = list(dict.fromkeys(d.function_name for d in by_lecture if d.module == module))
     assert sorted(demos, key=order.index) == demos
 
 

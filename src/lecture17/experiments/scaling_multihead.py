@@ -188,6 +188,28 @@ def _sweep_rows(per_lr: dict, n_pairs: int) -> list[dict]:
     ]
 
 
+def _check_grids(train: TrainSettings, claim_every: int) -> None:
+    """The claims read the evaluations every claim_every steps: a subset of the evaluations
+    (train.eval_every, the diagnostic grid), so claim_every must be a multiple of it."""
+    if train.eval_every is None or claim_every % train.eval_every:
+        raise ValueError(
+            f"claim_every ({claim_every}) must be a multiple of train.eval_every "
+            f"({train.eval_every}): the claims read a subset of the evaluations"
+        )
+
+
+def _outcome(trained, claim_every: int, threshold: float) -> dict:
+    """One lr's run: the first step ≥ threshold on the claims' grid (every claim_every
+    steps, as the lecture quotes) and on the diagnostic grid (every evaluation), each None
+    if never, and the final accuracy."""
+    on_grid = [e for e in trained.evaluations if e["step"] % claim_every == 0]
+    return {
+        "steps": _steps_to(on_grid, threshold),
+        "fine": _steps_to(trained.evaluations, threshold),
+        "final": trained.final["accuracy"],
+    }
+
+
 def lookup_task(
     *,
     n_pairs: int,
@@ -205,25 +227,16 @@ def lookup_task(
     device: str,
     seed: int,
 ) -> pd.DataFrame:
-    """One (d_k, scaled, optimizer) cell of §4.4's table: train LookupAttention at every
-    swept learning rate (adam_lrs or sgd_lrs) from the same init and the same batches.
-
-    Rows per lr (`_learning_rate_rows`: the accuracy every train.eval_every steps on the
-    fixed test set; step counts on the claims' grid, every claim_every steps, and on the
-    diagnostic grid), per job (`_sweep_rows`), then `simulated_chance`: what
-    LookupTask.evaluate gives a guesser answering one of the n_pairs values uniformly at
-    random (training.ValueGuesser) over at least training.CHANCE_DRAWS = 100,000 guesses
-    (standard error sqrt(p(1 − p)/100,000) = 0.00077 at p = 1/16). readout and keys: the
-    readings of LookupAttention.
+    """One (d_k, scaled, optimizer) cell of §4.4's table: train LookupAttention (readout and
+    keys: its readings) at every swept lr (adam_lrs or sgd_lrs) from the same init and the
+    same batches. Rows per lr (`_learning_rate_rows`), per job (`_sweep_rows`), then
+    `simulated_chance`: a guesser answering one of the n_pairs values at random
+    (training.ValueGuesser, ≥ training.CHANCE_DRAWS guesses: standard error 0.00077 at 1/16).
     """
     from lecture17 import training
 
     training.check_device(device)
-    if train.eval_every is None or claim_every % train.eval_every:
-        raise ValueError(
-            f"claim_every ({claim_every}) must be a multiple of train.eval_every "
-            f"({train.eval_every}): the claims read a subset of the evaluations"
-        )
+    _check_grids(train, claim_every)
     task = training.LookupTask(n_pairs, d_model, keys=keys)
 
     def make_model():
@@ -236,12 +249,7 @@ def lookup_task(
     for lr in adam_lrs if optimizer == "adam" else sgd_lrs:
         settings = replace(train, optimizer=optimizer, lr=lr)  # unknown optimizer: train refuses
         trained = training.train(make_model, task, settings, seed=seed, device=device)
-        on_grid = [e for e in trained.evaluations if e["step"] % claim_every == 0]
-        per_lr[lr] = {
-            "steps": _steps_to(on_grid, threshold),
-            "fine": _steps_to(trained.evaluations, threshold),
-            "final": trained.final["accuracy"],
-        }
+        per_lr[lr] = _outcome(trained, claim_every, threshold)
         records += _learning_rate_rows(trained.evaluations, lr, per_lr[lr])
     records += _sweep_rows(per_lr, n_pairs)
     guessed = training.guessed_chance(task, training.ValueGuesser, seed, train.n_test)
@@ -271,22 +279,7 @@ def lookup_sensitivity(
     """§4.4 under another reading of its set-up (the pre-registered sensitivity study, demo
     07.2): 02.3's settings with readings[reading] put in their place (e.g. {"readout": "layer"}
     for an ordinary attention layer, {"d_model": 64}), then lookup_task."""
-    settings = dict(
-        n_pairs=n_pairs,
-        d_model=d_model,
-        d_k=d_k,
-        scaled=scaled,
-        optimizer=optimizer,
-        adam_lrs=adam_lrs,
-        sgd_lrs=sgd_lrs,
-        train=train,
-        threshold=threshold,
-        claim_every=claim_every,
-        readout=readout,
-        keys=keys,
-        device=device,
-        seed=seed,
-    )
+    settings = {k: v for k, v in locals().items() if k not in ("reading", "readings")}
     if reading not in readings:
         raise ValueError(f"unknown reading {reading!r}; expected one of {sorted(readings)}")
     if unknown := set(readings[reading]) - {"d_model", "readout", "keys"}:
