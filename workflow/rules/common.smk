@@ -69,7 +69,8 @@ def training_settings_json(wildcards):
 
 def runs_here(demo):
     """A demo runs in this build unless its `devices` leave out the build's `device`, or it is
-    a recorded demo (07.x, 08.x: run by `snakemake robustness`, aggregated from its recording)."""
+    a recorded demo (07.x, 08.x: run by `snakemake robustness`, aggregated from its recording).
+    """
     if DEMOS[demo].kind == "recorded":
         return False
     return config["device"] in config["demos"][demo].get("devices", ["cpu", "cuda"])

@@ -92,9 +92,11 @@ rule record:
         "../../environment.yml"
     params:
         settings=training_settings_json,
+        device=config["device"],
+        configfile=os.path.relpath(workflow.configfiles[0]),
     shell:
-        "python -m lecture17 record {wildcards.demo} --device {config[device]} "
-        "--config {workflow.configfiles[0]:q} 2> {log}"
+        "python -m lecture17 record {wildcards.demo} --device {params.device} "
+        "--config {params.configfile:q} 2> {log}"
 
 
 rule robustness:
