@@ -62,10 +62,7 @@ def by_seed(outcomes, tables: dict, settings: dict, protocol: str, recorded: str
         if not per_seed_claim(o.entry):
             spread.append(claims_mod.claim_ref(o, html))
             continue
-        statuses = [
-            ledger_mod.evaluate(o.entry, {protocol: seed_table(table, s)}, settings).status
-            for s in seeds
-        ]
+        statuses = [_judge(o.entry, protocol, seed_table(table, s), settings) for s in seeds]
         judged = [s for s in statuses if s != "unresolved"]
         holds = sum(s in ("holds", "same") for s in judged)
         cell = rate_text(holds, len(judged)) if judged else "—"
@@ -90,6 +87,15 @@ def by_seed(outcomes, tables: dict, settings: dict, protocol: str, recorded: str
     return text
 
 
+def _judge(entry: dict, protocol: str, table, settings) -> str:
+    """A claim's status on one table; a seed that lacks rows the checks pair up (a cell with
+    no step count) cannot be judged: not resolvable."""
+    try:
+        return ledger_mod.evaluate(entry, {protocol: table}, settings).status
+    except (ValueError, IndexError):
+        return "unresolved"
+
+
 def by_reading(outcomes, tables, settings, protocol: str, readings_demo: str, html: bool):
     """Markdown: the pre-registered sensitivity table, claim × reading → verdict."""
     table = tables[readings_demo]
@@ -104,7 +110,7 @@ def by_reading(outcomes, tables, settings, protocol: str, readings_demo: str, ht
         for reading in readings:
             rows = select(table, reading=reading).drop(columns="reading").reset_index(drop=True)
             rows.attrs = dict(table.attrs)
-            status = ledger_mod.evaluate(o.entry, {protocol: rows}, settings).status
+            status = _judge(o.entry, protocol, rows, settings)
             cells.append(_status_text(status))
             if status != o.status:
                 changed.append((o, reading))
