@@ -48,8 +48,8 @@ def by_seed(outcomes, tables: dict, settings: dict, protocol: str, recorded: str
         _row(
             [
                 "编号 id",
-                "讲义的说法 claim",
-                "协议的种子 protocol seeds",
+                "讲义 lecture",
+                "协议的种子 protocol",
                 f"更多种子 {len(seeds)} seeds",
             ]
         ),
@@ -72,7 +72,7 @@ def by_seed(outcomes, tables: dict, settings: dict, protocol: str, recorded: str
             _row(
                 [
                     claims_mod.claim_ref(o, html),
-                    o.entry["claim"].split(" ")[0][:60],
+                    str(o.entry["lecture"]),
                     _status_text(claims_mod.verdict(o)),
                     "成立 holds " + cell,
                 ]
