@@ -257,3 +257,23 @@ def test_every_recorded_demo_is_recorded_and_matches_this_checkout():
     assert recorded
     for demo in recorded:
         assert record.problems(demo, config[demo], str(ROOT / record.MEASURED), ROOT) == [], demo
+
+
+def test_a_rate_that_holds_still_shows_its_count():
+    """A claim judged on every seed shows k/N and its interval whether or not it holds (the
+    rate is the result); an ordinary claim that holds shows no reason."""
+    from lecture17.reporting.claims import why
+
+    rate = claim(
+        **{
+            "class": "seeded",
+            "value": {"quantity": "acc", "stat": "seeds", "where": {"model": "attn"}},
+            "check": [{"above": {"value": "ours", "than": 0.5}}],
+        }
+    )
+    outcome = ledger.evaluate(rate, {"09.9": TABLE})
+    assert outcome.status == "holds" and "0.5" in why(outcome)
+    assert why(ledger.evaluate(ABOVE, {"09.9": AGGREGATED_ABOVE})) == ""
+
+
+AGGREGATED_ABOVE = aggregate(runs({("rnn", 0): 0.9, ("rnn", 1): 0.8}))

@@ -97,7 +97,17 @@ def why(o) -> str:
     v = verdict(o)
     if v in ("missing", "gpu"):  # the finding names the selector; the page names the demo
         return f"演示 demo {_demo(o.entry)} 不在本次构建里 is not in this build"
-    return o.reason if v in NOT_AGREEING else ""
+    if v in NOT_AGREEING:
+        return o.reason
+    if _is_rate(o.entry):  # a rate holds: its count k/N and interval are the result itself
+        return "；".join(f.text for f in o.findings)
+    return ""
+
+
+def _is_rate(entry: dict) -> bool:
+    """A claim judged on every seed's value (`stat: seeds`): its finding states the rate."""
+    values = entry.get("values") or {"ours": entry.get("value") or {}}
+    return any(isinstance(s, dict) and s.get("stat") == "seeds" for s in values.values())
 
 
 def sentence(o) -> str:
