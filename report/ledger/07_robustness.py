@@ -28,12 +28,13 @@ def r92a_lagging_seed_rate(v) -> Finding:
 
 @check
 def r92b_near_one_rate(v) -> Finding:
-    """Near 1 = error below 10× the lecture's (1 − 0.996); holds when most seeds are."""
-    seq = v["seq"]
-    near = int(np.sum(1 - seq < 10 * (1 - 0.996)))
+    """Near 1 = error below 10× the lecture's error (1 − its `number`); holds when most seeds
+    are."""
+    seq, bound = v["seq"], 10 * (1 - float(v.get("lecture")[0]))
+    near = int(np.sum(1 - seq < bound))
     return Finding(
         near > len(seq) / 2,
-        f"接近 1 的种子 seeds near 1（错误率 error < 0.04）：{rate_text(near, len(seq))}，"
+        f"接近 1 的种子 seeds near 1（错误率 error < {bound:.2f}）：{rate_text(near, len(seq))}，"
         f"最差 worst {np.min(seq):.3f}",
     )
 
