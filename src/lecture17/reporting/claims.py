@@ -106,8 +106,9 @@ def why(o) -> str:
 
 def _is_rate(entry: dict) -> bool:
     """A claim judged on every seed's value (`stat: seeds`): its finding states the rate."""
-    values = entry.get("values") or {"ours": entry.get("value") or {}}
-    return any(isinstance(s, dict) and s.get("stat") == "seeds" for s in values.values())
+    if "value" not in entry and "values" not in entry:  # cited, or the lecture's arithmetic
+        return False
+    return any(s.get("stat") == "seeds" for s in ledger_mod.selectors(entry).values())
 
 
 def sentence(o) -> str:
