@@ -123,6 +123,51 @@ def test_a_claim_is_judged_on_each_robustness_seed_and_counted():
     assert robustness.per_seed_claim(ABOVE) and not robustness.per_seed_claim(SPREAD)
 
 
+def test_a_claim_over_two_recorded_demos_counts_only_the_seeds_that_have_its_rows():
+    # 05.3's case: the Transformer on seeds 0-5 (one demo), the RNN on seeds 0-2 (another), each
+    # at two lengths; the claims are judged at L = 16 alone
+    def at_len(seq_len, values):
+        return aggregate(runs(values)).assign(seq_len=str(seq_len))
+
+    attn = pd.concat(
+        [at_len(16, {("attn", s): 0.95 for s in range(6)}), at_len(32, {("attn", 0): 0.0})]
+    )
+    rnn = pd.concat(
+        [
+            at_len(16, {("rnn", 0): 0.9, ("rnn", 1): 0.2, ("rnn", 2): 0.9}),
+            at_len(32, {("rnn", s): 0.0 for s in range(3)}),
+        ]
+    )
+    both = claim(
+        **{
+            "id": "X3",
+            "class": "seeded",
+            "values": {
+                "rnn": {"quantity": "acc", "where": {"model": "rnn"}},
+                "attn": {"quantity": "acc", "where": {"model": "attn"}},
+            },
+            "check": [{"below": {"value": "rnn", "than": "attn"}}],
+        }
+    )
+    attn_only = claim(
+        **{
+            "id": "X4",
+            "class": "seeded",
+            "value": {"quantity": "acc", "where": {"model": "attn"}},
+            "check": [{"above": {"value": "ours", "than": 0.5}}],
+        }
+    )
+    protocol = TABLE
+    outcomes = [ledger.evaluate(e, {"09.9": protocol}) for e in (both, attn_only)]
+    tables = {"09.9": protocol, "07.8": attn, "07.9": rnn}
+    text = robustness.by_seed(outcomes, tables, {}, "09.9", ["07.8", "07.9"], False, {"seq_len": 16})
+    rows = {line.split(" | ")[0]: line for line in text.splitlines() if line.startswith("| X")}
+    assert "成立 holds 3/3" in rows["| X3"]  # seeds 0-2 only: rnn < attn in each
+    assert "成立 holds 6/6" in rows["| X4"]  # every Transformer seed, none at L = 32
+    with pytest.raises(ValueError, match="no label 'length'"):
+        robustness.by_seed(outcomes, tables, {}, "09.9", ["07.8"], False, {"length": 16})
+
+
 def test_the_sensitivity_table_says_where_a_reading_changes_the_verdict():
     readings = pd.concat(
         [TABLE.assign(reading="same"), TABLE.assign(reading="low", mean=0.1)], ignore_index=True
@@ -134,6 +179,29 @@ def test_the_sensitivity_table_says_where_a_reading_changes_the_verdict():
     header, _, row, _, sentence = text.split("\n")
     assert header.endswith("| same | low |") and row.count("✓") == 2 and row.count("✗") == 1
     assert "X1（low）" in sentence
+
+
+def test_a_rate_claim_is_judged_under_each_reading_and_a_changed_verdict_named():
+    # two readings of one set-up, three seeds each: "a" never fails, "b" fails on seed 1
+    values = {("a", s): 0.9 for s in range(3)} | {("b", 0): 0.9, ("b", 1): 0.1, ("b", 2): 0.9}
+    rows = runs({k: v for k, v in values.items()}).rename(columns={"model": "score"})
+    readings = aggregate(rows.assign(demo="07.9"))
+    never_fails = claim(
+        **{
+            "id": "X5",
+            "demo": "07.9",
+            "class": "seeded",
+            "value": {"quantity": "acc", "stat": "seeds", "where": {"score": "a"}},
+            "check": [{"above": {"value": "ours", "than": 0.5}}],
+        }
+    )
+    tables = {"07.9": readings}
+    outcomes = [ledger.evaluate(never_fails, tables)]
+    text = robustness.across_readings(outcomes, tables, {}, "07.9", ["score"], {}, False)
+    header, _, row, _, sentence = text.split("\n")
+    assert header == "| 编号 id | a | b |"
+    assert "主读法 main" in row.split(" | ")[1] and row.split(" | ")[2].startswith("✗")
+    assert "X5（b）" in sentence
 
 
 def test_rates_count_the_seeds_below_a_threshold_per_group():

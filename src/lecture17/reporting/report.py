@@ -408,12 +408,13 @@ class Report:
             "本次构建只汇总，不重跑 aggregated here, not rerun。*"
         )
 
-    def by_seed(self, protocol: str, recorded: str) -> str:
+    def by_seed(self, protocol: str, recorded: str | list, where: dict | None = None) -> str:
         """The protocol's claims judged on each robustness seed (reporting.robustness)."""
-        if recorded not in self.tables or protocol not in self.tables:
-            return f"*（本次构建没有 {recorded} 的记录 not recorded: `make robustness`）*"
+        recorded = [recorded] if isinstance(recorded, str) else list(recorded)
+        if missing := [d for d in [protocol, *recorded] if d not in self.tables]:
+            return f"*（本次构建没有 {'、'.join(missing)} 的记录 not recorded: `make robustness`）*"
         return robustness.by_seed(
-            self.outcomes, self.tables, self.settings, protocol, recorded, self.html
+            self.outcomes, self.tables, self.settings, protocol, recorded, self.html, where
         )
 
     def by_reading(self, protocol: str, readings_demo: str) -> str:
@@ -422,6 +423,14 @@ class Report:
             return f"*（本次构建没有 {readings_demo} 的记录 not recorded: `make robustness`）*"
         return robustness.by_reading(
             self.outcomes, self.tables, self.settings, protocol, readings_demo, self.html
+        )
+
+    def across_readings(self, demo_id: str, by: list, names: dict) -> str:
+        """The rate claims on a readings demo judged under each of its readings (07.5)."""
+        if demo_id not in self.tables:
+            return f"*（本次构建没有 {demo_id} 的记录 not recorded: `make robustness`）*"
+        return robustness.across_readings(
+            self.outcomes, self.tables, self.settings, demo_id, by, names, self.html
         )
 
     def rates(self, demo_id: str, quantity: str, below: float, by: list, labels: dict) -> str:

@@ -14,6 +14,7 @@ Tables are Markdown (the page converts them); claim ids link to their cards in H
 """
 
 import numpy as np
+import pandas as pd
 
 from lecture17.pipeline.aggregate import per_seed, seed_table, select, table_seeds
 from lecture17.reporting import claims as claims_mod
@@ -40,19 +41,41 @@ def _row(cells: list[str]) -> str:
     return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
 
 
-def by_seed(outcomes, tables: dict, settings: dict, protocol: str, recorded: str, html: bool):
-    """Markdown: each seeded claim of `protocol`, its verdict there, and on `recorded`'s seeds."""
-    table = tables[recorded]
+def robustness_table(tables: dict, recorded: list[str], where: dict | None = None):
+    """The recorded demos' tables as one (05.3's two models live in 07.6 and 07.7), restricted
+    to `where`'s labels (e.g. seq_len 16, the protocol's), whose columns are then dropped."""
+    parts = []
+    for demo in recorded:
+        rows = tables[demo]
+        for label, value in (where or {}).items():
+            if label not in rows.columns:
+                raise ValueError(f"{demo} has no label {label!r} (its labels: {list(rows)})")
+            rows = rows[rows[label].astype(str) == str(value)].drop(columns=label)
+        parts.append(rows)
+    table = pd.concat(parts, ignore_index=True)
+    labels = [c for c in table.columns if table[c].dtype == object]
+    table[labels] = table[labels].fillna("")  # a label one demo has and another lacks
+    table.attrs = dict(tables[recorded[0]].attrs)
+    return table
+
+
+def by_seed(
+    outcomes,
+    tables: dict,
+    settings: dict,
+    protocol: str,
+    recorded: str | list[str],
+    html: bool,
+    where: dict | None = None,
+):
+    """Markdown: each seeded claim of `protocol`, its verdict there, and on the seeds of the
+    `recorded` demo(s) (at `where`'s labels). A seed without the rows a claim reads (a model one
+    recorded demo ran on fewer seeds) is not counted for that claim: each cell says k/N."""
+    recorded = [recorded] if isinstance(recorded, str) else list(recorded)
+    table = robustness_table(tables, recorded, where)
     seeds = table_seeds(table)
     lines = [
-        _row(
-            [
-                "编号 id",
-                "讲义 lecture",
-                "协议的种子 protocol",
-                f"更多种子 {len(seeds)} seeds",
-            ]
-        ),
+        _row(["编号 id", "讲义 lecture", "协议的种子 protocol", "更多种子 more seeds（k/N）"]),
         "|---|---|---|---|",
     ]
     spread = []
@@ -63,6 +86,7 @@ def by_seed(outcomes, tables: dict, settings: dict, protocol: str, recorded: str
             spread.append(claims_mod.claim_ref(o, html))
             continue
         statuses = [_judge(o.entry, protocol, seed_table(table, s), settings) for s in seeds]
+        statuses = [s for s in statuses if s != "missing"]  # seeds that lack this claim's rows
         judged = [s for s in statuses if s != "unresolved"]
         holds = sum(s in ("holds", "same") for s in judged)
         cell = rate_text(holds, len(judged)) if judged else "—"
@@ -122,6 +146,62 @@ def by_reading(outcomes, tables, settings, protocol: str, readings_demo: str, ht
     else:
         text += "\n\n换任何一种读法，结论都不变 no reading changes a verdict。"
     return text
+
+
+def across_readings(outcomes, tables, settings, demo: str, by: list[str], names: dict, html: bool):
+    """Markdown: the rate claims on `demo` (those whose `demo` selectors fix every label in
+    `by`) judged again under each reading of the demo's grid — each `by` combination its table
+    has — beside the reading the entry names (07.5's Luong readings). The claim, its pass rule
+    and the other demos it compares with stay as pre-registered; only the reading changes."""
+    table = tables[demo]
+    readings = [dict(zip(by, r, strict=True)) for r in table[by].drop_duplicates().to_numpy()]
+
+    def own(selector, entry):
+        return str(selector.get("demo", entry["demo"])) == demo
+
+    def reading_of(entry):
+        sel = next(s for s in ledger_mod.selectors(entry).values() if own(s, entry))
+        return {b: str(sel["where"][b]) for b in by}
+
+    def read_as(entry, reading):
+        entry = {**entry, "values": dict(ledger_mod.selectors(entry))}
+        entry.pop("value", None)
+        for name, sel in entry["values"].items():
+            if own(sel, entry):
+                entry["values"][name] = {**sel, "where": {**sel["where"], **reading}}
+        return entry
+
+    claims = [
+        o
+        for o in outcomes
+        if o.entry.get("demo") == demo
+        and all(
+            set(by) <= set(s.get("where", {}))
+            for s in ledger_mod.selectors(o.entry).values()
+            if own(s, o.entry)
+        )
+    ]
+    title = ["，".join(names.get(str(r[b]), str(r[b])) for b in by) for r in readings]
+    lines = [_row(["编号 id", *title]), "|" + "---|" * (len(title) + 1)]
+    changed = []
+    for o in claims:
+        main = reading_of(o.entry)
+        cells = [claims_mod.claim_ref(o, html)]
+        for reading, text in zip(readings, title, strict=True):
+            if reading == main:
+                status = claims_mod.verdict(o)
+                cells.append(f"{_status_text(status)}（主读法 main）")
+                continue
+            status = ledger_mod.evaluate(read_as(o.entry, reading), tables, settings).status
+            cells.append(_status_text(status))
+            if status != o.status:
+                changed.append((o, text))
+        lines.append(_row(cells))
+    text = "\n".join(lines)
+    if changed:
+        named = "、".join(f"{claims_mod.claim_ref(o, html)}（{r}）" for o, r in changed)
+        return text + f"\n\n换一种读法结论就变的 a reading changes the verdict：{named}。"
+    return text + "\n\n换任何一种读法，结论都不变 no reading changes a verdict。"
 
 
 def rates(table, quantity: str, below: float, by: list[str], labels: dict) -> str:
