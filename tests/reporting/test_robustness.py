@@ -160,12 +160,29 @@ def test_a_claim_over_two_recorded_demos_counts_only_the_seeds_that_have_its_row
     protocol = TABLE
     outcomes = [ledger.evaluate(e, {"09.9": protocol}) for e in (both, attn_only)]
     tables = {"09.9": protocol, "07.8": attn, "07.9": rnn}
-    text = robustness.by_seed(outcomes, tables, {}, "09.9", ["07.8", "07.9"], False, {"seq_len": 16})
+    text = robustness.by_seed(
+        outcomes, tables, {}, "09.9", ["07.8", "07.9"], False, {"seq_len": 16}
+    )
     rows = {line.split(" | ")[0]: line for line in text.splitlines() if line.startswith("| X")}
     assert "成立 holds 3/3" in rows["| X3"]  # seeds 0-2 only: rnn < attn in each
     assert "成立 holds 6/6" in rows["| X4"]  # every Transformer seed, none at L = 32
     with pytest.raises(ValueError, match="no label 'length'"):
         robustness.by_seed(outcomes, tables, {}, "09.9", ["07.8"], False, {"length": 16})
+    with pytest.raises(ValueError, match="the same row twice"):
+        robustness.by_seed(outcomes, tables, {}, "09.9", ["07.8", "07.8"], False, {"seq_len": 16})
+    # a label only one demo has (a block of the Transformer's) is empty text on the other's rows
+    tables["07.8"] = attn.assign(block="dec")
+    both["values"]["rnn"]["where"]["block"] = ""
+    text = robustness.by_seed(
+        [ledger.evaluate(both, {"09.9": protocol.assign(block="")})],
+        {**tables, "09.9": protocol.assign(block="")},
+        {},
+        "09.9",
+        ["07.8", "07.9"],
+        False,
+        {"seq_len": 16},
+    )
+    assert "成立 holds 3/3" in text
 
 
 def test_the_sensitivity_table_says_where_a_reading_changes_the_verdict():
@@ -182,26 +199,66 @@ def test_the_sensitivity_table_says_where_a_reading_changes_the_verdict():
 
 
 def test_a_rate_claim_is_judged_under_each_reading_and_a_changed_verdict_named():
-    # two readings of one set-up, three seeds each: "a" never fails, "b" fails on seed 1
-    values = {("a", s): 0.9 for s in range(3)} | {("b", 0): 0.9, ("b", 1): 0.1, ("b", 2): 0.9}
-    rows = runs({k: v for k, v in values.items()}).rename(columns={"model": "score"})
-    readings = aggregate(rows.assign(demo="07.9"))
+    # 07.5's shape: two labels (score, feed as booleans), three seeds per reading; reading
+    # (b, True) fails on seed 1; the claim also reads another demo, which stays as it is
+    values = {(score, feed, s): 0.9 for score in "ab" for feed in (False, True) for s in range(3)}
+    values[("b", True, 1)] = 0.1
+    rows = pd.DataFrame(
+        [
+            {
+                "demo": "07.9",
+                "seed": str(s),
+                "score": score,
+                "feed": str(feed),
+                "quantity": "acc",
+                "value": v,
+            }
+            for (score, feed, s), v in values.items()
+        ]
+    )
+    tables = {"07.9": aggregate(rows), "09.9": TABLE}
     never_fails = claim(
         **{
             "id": "X5",
             "demo": "07.9",
             "class": "seeded",
-            "value": {"quantity": "acc", "stat": "seeds", "where": {"score": "a"}},
+            "values": {
+                "acc": {"quantity": "acc", "stat": "seeds", "where": {"score": "a", "feed": False}},
+                "other": {"demo": "09.9", "quantity": "acc", "where": {"model": "attn"}},
+            },
+            "check": [
+                {"above": {"value": "acc", "than": 0.5}},
+                {"above": {"value": "other", "than": 0.5}},
+            ],
+        }
+    )
+    not_a_rate = claim(
+        **{
+            "id": "X6",
+            "demo": "07.9",
+            "class": "seeded",
+            "value": {"quantity": "acc", "where": {"score": "a", "feed": False}},
             "check": [{"above": {"value": "ours", "than": 0.5}}],
         }
     )
-    tables = {"07.9": readings}
-    outcomes = [ledger.evaluate(never_fails, tables)]
-    text = robustness.across_readings(outcomes, tables, {}, "07.9", ["score"], {}, False)
+    outcomes = [ledger.evaluate(e, tables) for e in (never_fails, not_a_rate)]
+    names = {"False": "off", "True": "on"}
+    text = robustness.across_readings(outcomes, tables, {}, "07.9", ["score", "feed"], names, False)
     header, _, row, _, sentence = text.split("\n")
-    assert header == "| 编号 id | a | b |"
-    assert "主读法 main" in row.split(" | ")[1] and row.split(" | ")[2].startswith("✗")
-    assert "X5（b）" in sentence
+    assert header.startswith("| 编号 id | a，off（3 个种子 seeds） | a，on（3 个种子 seeds） |")
+    cells = row.strip("| ").split(" | ")
+    assert cells[0] == "X5" and "主读法 main" in cells[1]
+    assert [c[0] for c in cells[1:]] == ["✓", "✓", "✓", "✗"]  # only (b, on) fails
+    assert "X5（b，on）" in sentence and "X6" not in text  # a per-run claim is not a rate claim
+
+    values[("b", True, 1)] = 0.9  # now no reading changes the verdict
+    rows["value"] = list(values.values())
+    tables["07.9"] = aggregate(rows)
+    outcomes = [ledger.evaluate(never_fails, tables)]
+    text = robustness.across_readings(outcomes, tables, {}, "07.9", ["score", "feed"], names, False)
+    assert text.endswith("在这 4 种读法下，结论都不变 no reading changes a verdict。")
+    with pytest.raises(ValueError, match="no label"):
+        robustness.across_readings(outcomes, tables, {}, "07.9", ["scoring"], names, False)
 
 
 def test_rates_count_the_seeds_below_a_threshold_per_group():

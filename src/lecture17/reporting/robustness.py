@@ -16,12 +16,19 @@ Tables are Markdown (the page converts them); claim ids link to their cards in H
 import numpy as np
 import pandas as pd
 
-from lecture17.pipeline.aggregate import per_seed, seed_table, select, table_seeds
+from lecture17.pipeline.aggregate import (
+    STAT_COLUMNS,
+    per_seed,
+    seed_table,
+    select,
+    table_seeds,
+)
 from lecture17.reporting import claims as claims_mod
 from lecture17.reporting import ledger as ledger_mod
 from lecture17.reporting.rates import rate_text
 
 JUDGED = ("holds", "same", "differs", "unresolved")
+NOT_BUILT = ("missing", "gpu")  # a table (or rows) this build does not have
 
 
 def per_seed_claim(entry: dict) -> bool:
@@ -43,7 +50,9 @@ def _row(cells: list[str]) -> str:
 
 def robustness_table(tables: dict, recorded: list[str], where: dict | None = None):
     """The recorded demos' tables as one (05.3's two models live in 07.6 and 07.7), restricted
-    to `where`'s labels (e.g. seq_len 16, the protocol's), whose columns are then dropped."""
+    to `where`'s labels (e.g. seq_len 16, the protocol's), whose columns are then dropped. Two
+    demos that give the same row (the same labels and quantity) are a ValueError: a claim would
+    read it twice."""
     parts = []
     for demo in recorded:
         rows = tables[demo]
@@ -53,9 +62,13 @@ def robustness_table(tables: dict, recorded: list[str], where: dict | None = Non
             rows = rows[rows[label].astype(str) == str(value)].drop(columns=label)
         parts.append(rows)
     table = pd.concat(parts, ignore_index=True)
-    labels = [c for c in table.columns if table[c].dtype == object]
+    labels = [c for c in table.columns if c not in STAT_COLUMNS]
     table[labels] = table[labels].fillna("")  # a label one demo has and another lacks
-    table.attrs = dict(tables[recorded[0]].attrs)
+    if table.duplicated(labels).any():
+        twice = table.loc[table.duplicated(labels), labels].head(1).to_dict("records")
+        raise ValueError(f"{recorded} give the same row twice, e.g. {twice}")
+    timings = [t for d in recorded for t in tables[d].attrs.get("timings", ())]
+    table.attrs = {**tables[recorded[0]].attrs, "timings": frozenset(timings)}
     return table
 
 
@@ -86,10 +99,10 @@ def by_seed(
             spread.append(claims_mod.claim_ref(o, html))
             continue
         statuses = [_judge(o.entry, protocol, seed_table(table, s), settings) for s in seeds]
-        statuses = [s for s in statuses if s != "missing"]  # seeds that lack this claim's rows
+        statuses = [s for s in statuses if s not in NOT_BUILT]  # seeds without this claim's rows
         judged = [s for s in statuses if s != "unresolved"]
         holds = sum(s in ("holds", "same") for s in judged)
-        cell = rate_text(holds, len(judged)) if judged else "—"
+        cell = "成立 holds " + rate_text(holds, len(judged)) if judged else "—"
         if undecided := len(statuses) - len(judged):
             cell += f"；{undecided} 个种子无法分辨 not resolvable"
         lines.append(
@@ -98,7 +111,7 @@ def by_seed(
                     claims_mod.claim_ref(o, html),
                     str(o.entry["lecture"]),
                     _status_text(claims_mod.verdict(o)),
-                    "成立 holds " + cell,
+                    cell,
                 ]
             )
         )
@@ -112,10 +125,11 @@ def by_seed(
 
 
 def _judge(entry: dict, protocol: str, table, settings) -> str:
-    """A claim's status on one table; a seed that lacks rows the checks pair up (a cell with
-    no step count) cannot be judged: not resolvable."""
+    """A claim's status on one table (or a dict of tables); a seed that lacks rows the checks
+    pair up (a cell with no step count) cannot be judged: not resolvable."""
+    tables = table if isinstance(table, dict) else {protocol: table}
     try:
-        return ledger_mod.evaluate(entry, {protocol: table}, settings).status
+        return ledger_mod.evaluate(entry, tables, settings).status
     except (ValueError, IndexError):
         return "unresolved"
 
@@ -149,59 +163,82 @@ def by_reading(outcomes, tables, settings, protocol: str, readings_demo: str, ht
 
 
 def across_readings(outcomes, tables, settings, demo: str, by: list[str], names: dict, html: bool):
-    """Markdown: the rate claims on `demo` (those whose `demo` selectors fix every label in
-    `by`) judged again under each reading of the demo's grid — each `by` combination its table
-    has — beside the reading the entry names (07.5's Luong readings). The claim, its pass rule
-    and the other demos it compares with stay as pre-registered; only the reading changes."""
+    """Markdown: the rate claims on `demo` (`stat: seeds`; their selectors of `demo` all fix
+    the same value of every label in `by`) judged again under each reading of the demo's grid —
+    each `by` combination its table has, with its seed count — beside the reading the entry
+    names (07.5's Luong readings). The claim, its pass rule and the other demos it compares
+    with stay as pre-registered; only the reading changes. `names` labels a reading's values."""
     table = tables[demo]
-    readings = [dict(zip(by, r, strict=True)) for r in table[by].drop_duplicates().to_numpy()]
+    if absent := [b for b in by if b not in table.columns]:
+        raise ValueError(f"{demo} has no label {absent} (its labels: {list(table.columns)})")
+    readings = [
+        {b: str(v) for b, v in zip(by, r, strict=True)}
+        for r in table[by].drop_duplicates().to_numpy()
+    ]
 
-    def own(selector, entry):
-        return str(selector.get("demo", entry["demo"])) == demo
+    def own(entry) -> list[dict]:
+        sels = ledger_mod.selectors(entry).values()
+        return [s for s in sels if str(s.get("demo", entry["demo"])) == demo]
 
-    def reading_of(entry):
-        sel = next(s for s in ledger_mod.selectors(entry).values() if own(s, entry))
-        return {b: str(sel["where"][b]) for b in by}
+    def reading_of(entry) -> dict | None:
+        """The one reading every selector of `demo` names, or None (not a reading claim)."""
+        found = {
+            tuple(str(s.get("where", {}).get(b)) for b in by)
+            if set(by) <= set(s.get("where", {}))
+            else None
+            for s in own(entry)
+        }
+        if len(found) != 1 or None in found:
+            return None
+        return dict(zip(by, found.pop(), strict=True))
 
     def read_as(entry, reading):
-        entry = {**entry, "values": dict(ledger_mod.selectors(entry))}
-        entry.pop("value", None)
-        for name, sel in entry["values"].items():
-            if own(sel, entry):
-                entry["values"][name] = {**sel, "where": {**sel["where"], **reading}}
-        return entry
+        values = {
+            name: {**sel, "where": {**sel["where"], **reading}} if sel in own(entry) else sel
+            for name, sel in ledger_mod.selectors(entry).items()
+        }
+        entry = {k: v for k, v in entry.items() if k != "value"}
+        return {**entry, "values": values}
 
     claims = [
         o
         for o in outcomes
         if o.entry.get("demo") == demo
-        and all(
-            set(by) <= set(s.get("where", {}))
-            for s in ledger_mod.selectors(o.entry).values()
-            if own(s, o.entry)
-        )
+        and any(s.get("stat") == "seeds" for s in ledger_mod.selectors(o.entry).values())
+        and reading_of(o.entry) is not None
     ]
-    title = ["，".join(names.get(str(r[b]), str(r[b])) for b in by) for r in readings]
+    if not claims:
+        raise ValueError(f"{demo}: no rate claim (stat: seeds) names one reading of {by}")
+    title = []
+    for r in readings:
+        n = len(table_seeds(select(table, **r)))
+        title.append("，".join(names.get(r[b], r[b]) for b in by) + f"（{n} 个种子 seeds）")
     lines = [_row(["编号 id", *title]), "|" + "---|" * (len(title) + 1)]
-    changed = []
+    changed, undecided = [], []
     for o in claims:
         main = reading_of(o.entry)
         cells = [claims_mod.claim_ref(o, html)]
         for reading, text in zip(readings, title, strict=True):
             if reading == main:
-                status = claims_mod.verdict(o)
-                cells.append(f"{_status_text(status)}（主读法 main）")
+                cells.append(f"{_status_text(claims_mod.verdict(o))}（主读法 main）")
                 continue
-            status = ledger_mod.evaluate(read_as(o.entry, reading), tables, settings).status
+            status = _judge(read_as(o.entry, reading), o.entry["demo"], tables, settings)
             cells.append(_status_text(status))
-            if status != o.status:
-                changed.append((o, text))
+            if status not in JUDGED[:3]:
+                undecided.append((o, text.split("（")[0]))
+            elif status != o.status:
+                changed.append((o, text.split("（")[0]))
         lines.append(_row(cells))
     text = "\n".join(lines)
     if changed:
         named = "、".join(f"{claims_mod.claim_ref(o, html)}（{r}）" for o, r in changed)
-        return text + f"\n\n换一种读法结论就变的 a reading changes the verdict：{named}。"
-    return text + "\n\n换任何一种读法，结论都不变 no reading changes a verdict。"
+        text += f"\n\n换一种读法结论就变的 a reading changes the verdict：{named}。"
+    else:
+        text += f"\n\n在这 {len(readings)} 种读法下，结论都不变 no reading changes a verdict。"
+    if undecided:
+        named = "、".join(f"{claims_mod.claim_ref(o, html)}（{r}）" for o, r in undecided)
+        text += f"判断不了的 not judged：{named}。"
+    return text
 
 
 def rates(table, quantity: str, below: float, by: list[str], labels: dict) -> str:
