@@ -26,7 +26,7 @@ report: setup
 
 # The recorded runs (07.x robustness seeds and readings, 08.x the exercises' runs): run and
 # recorded under report/measured/ with their settings and code hashes (commit them); `make
-# report` then shows them without rerunning. 7,090 CPU-s, about an hour on 2 cores (README).
+# report` then shows them without rerunning. About 95 minutes on 2 cores here (README).
 robustness: setup
 	snakemake robustness --cores $(CORES)
 
