@@ -153,13 +153,7 @@ def by_reading(outcomes, tables, settings, protocol: str, readings_demo: str, ht
             if status != o.status:
                 changed.append((o, reading))
         lines.append(_row(cells))
-    text = "\n".join(lines)
-    if changed:
-        named = "、".join(f"{claims_mod.claim_ref(o, html)}（{r}）" for o, r in changed)
-        text += f"\n\n换一种读法结论就变的 a reading changes the verdict：{named}。"
-    else:
-        text += "\n\n换任何一种读法，结论都不变 no reading changes a verdict。"
-    return text
+    return "\n".join(lines) + _changes(changed, html, "换任何一种读法，结论都不变")
 
 
 def across_readings(outcomes, tables, settings, demo: str, by: list[str], names: dict, html: bool):
@@ -229,16 +223,22 @@ def across_readings(outcomes, tables, settings, demo: str, by: list[str], names:
             elif status != o.status:
                 changed.append((o, text.split("（")[0]))
         lines.append(_row(cells))
-    text = "\n".join(lines)
-    if changed:
-        named = "、".join(f"{claims_mod.claim_ref(o, html)}（{r}）" for o, r in changed)
-        text += f"\n\n换一种读法结论就变的 a reading changes the verdict：{named}。"
-    else:
-        text += f"\n\n在这 {len(readings)} 种读法下，结论都不变 no reading changes a verdict。"
+    text = "\n".join(lines) + _changes(changed, html, f"在这 {len(readings)} 种读法下，结论都不变")
     if undecided:
-        named = "、".join(f"{claims_mod.claim_ref(o, html)}（{r}）" for o, r in undecided)
-        text += f"判断不了的 not judged：{named}。"
+        text += f"判断不了的 not judged：{_named(undecided, html)}。"
     return text
+
+
+def _named(pairs, html: bool) -> str:
+    """ "C040（layer）、C041（layer）": claims, each with the reading it names."""
+    return "、".join(f"{claims_mod.claim_ref(o, html)}（{r}）" for o, r in pairs)
+
+
+def _changes(changed, html: bool, unchanged: str) -> str:
+    """The one sentence after a readings table: which reading changes which verdict."""
+    if changed:
+        return f"\n\n换一种读法结论就变的 a reading changes the verdict：{_named(changed, html)}。"
+    return f"\n\n{unchanged} no reading changes a verdict。"
 
 
 def rates(table, quantity: str, below: float, by: list[str], labels: dict) -> str:
