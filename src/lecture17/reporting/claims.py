@@ -99,12 +99,12 @@ def why(o) -> str:
         return f"演示 demo {_demo(o.entry)} 不在本次构建里 is not in this build"
     if v in NOT_AGREEING:
         return o.reason
-    if _is_rate(o.entry):  # a rate holds: its count k/N and interval are the result itself
+    if is_rate(o.entry):  # a rate holds: its count k/N and interval are the result itself
         return "；".join(f.text for f in o.findings)
     return ""
 
 
-def _is_rate(entry: dict) -> bool:
+def is_rate(entry: dict) -> bool:
     """A claim judged on every seed's value (`stat: seeds`): its finding states the rate."""
     if "value" not in entry and "values" not in entry:  # cited, or the lecture's arithmetic
         return False

@@ -27,7 +27,7 @@ from lecture17.reporting import claims as claims_mod
 from lecture17.reporting import ledger as ledger_mod
 from lecture17.reporting.rates import rate_text
 
-JUDGED = ("holds", "same", "differs", "unresolved")
+DECIDED = ("holds", "same", "differs")  # a verdict, not "not resolvable" or "not built"
 NOT_BUILT = ("missing", "gpu")  # a table (or rows) this build does not have
 
 
@@ -198,30 +198,29 @@ def across_readings(outcomes, tables, settings, demo: str, by: list[str], names:
         o
         for o in outcomes
         if o.entry.get("demo") == demo
-        and any(s.get("stat") == "seeds" for s in ledger_mod.selectors(o.entry).values())
+        and claims_mod.is_rate(o.entry)
         and reading_of(o.entry) is not None
     ]
     if not claims:
         raise ValueError(f"{demo}: no rate claim (stat: seeds) names one reading of {by}")
-    title = []
-    for r in readings:
-        n = len(table_seeds(select(table, **r)))
-        title.append("，".join(names.get(r[b], r[b]) for b in by) + f"（{n} 个种子 seeds）")
+    labels = ["，".join(names.get(r[b], r[b]) for b in by) for r in readings]
+    seeds = [len(table_seeds(select(table, **r))) for r in readings]
+    title = [f"{label}（{n} 个种子 seeds）" for label, n in zip(labels, seeds, strict=True)]
     lines = [_row(["编号 id", *title]), "|" + "---|" * (len(title) + 1)]
     changed, undecided = [], []
     for o in claims:
         main = reading_of(o.entry)
         cells = [claims_mod.claim_ref(o, html)]
-        for reading, text in zip(readings, title, strict=True):
+        for reading, label in zip(readings, labels, strict=True):
             if reading == main:
                 cells.append(f"{_status_text(claims_mod.verdict(o))}（主读法 main）")
                 continue
             status = _judge(read_as(o.entry, reading), o.entry["demo"], tables, settings)
             cells.append(_status_text(status))
-            if status not in JUDGED[:3]:
-                undecided.append((o, text.split("（")[0]))
+            if status not in DECIDED:
+                undecided.append((o, label))
             elif status != o.status:
-                changed.append((o, text.split("（")[0]))
+                changed.append((o, label))
         lines.append(_row(cells))
     text = "\n".join(lines) + _changes(changed, html, f"在这 {len(readings)} 种读法下，结论都不变")
     if undecided:
