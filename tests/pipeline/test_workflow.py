@@ -395,8 +395,8 @@ def test_robustness_records_its_runs_and_the_default_build_aggregates_them_witho
 ):
     """`snakemake robustness` runs a recorded demo (07.3 of the .test config) and records it
     under report/measured/ with record.json; the default build then aggregates the recording
-    and runs none of its jobs; a code edit makes the recording stale: left out, with a warning
-    that says to rerun `make robustness`."""
+    and runs none of its jobs; a comment leaves it valid (its behavioural fingerprint), a change
+    of behaviour makes it stale: left out, with a warning that says to rerun `make robustness`."""
     work = copy_repository(tmp_path / "repo")
     shutil.rmtree(work / "report/measured/07.3", ignore_errors=True)  # the full config's
     out = snakemake(work, "robustness", "--cores", "2")
@@ -404,6 +404,7 @@ def test_robustness_records_its_runs_and_the_default_build_aggregates_them_witho
     folder = work / "report/measured/07.3/variant=sinusoidal"
     recorded = sorted(p.name for p in folder.iterdir())
     assert recorded == [f"seed{s}{e}" for s in (100, 101) for e in (".csv", ".timing.csv")]
+    assert (work / "report/measured/07.3/fingerprint.json").is_file()  # made by the record rule
     shutil.rmtree(work / "results/07.3")
     out = snakemake(work, "--cores", "2", "results/tables/07.3.csv")
     assert "rule robustness_pe:" not in out and "rule aggregate:" in out
@@ -411,6 +412,11 @@ def test_robustness_records_its_runs_and_the_default_build_aggregates_them_witho
     assert "100:" in table and "101:" in table  # both recorded seeds, per seed
     module = work / "src/lecture17/experiments/positional_encoding.py"
     module.write_text(module.read_text() + "\n# an edit\n")
+    out = snakemake(work, "--dry-run")  # the same behaviour: its fingerprint vouches for it
+    assert "report/measured/07.3/ not used" not in out and "rule robustness_pe:" not in out
+    training = work / "src/lecture17/training.py"  # warmup counted from 0: another behaviour
+    old = "min(1.0, (step + 1) / warmup)"
+    training.write_text(training.read_text().replace(old, "min(1.0, step / warmup)"))
     out = snakemake(work, "--dry-run")
     assert "report/measured/07.3/ not used: recorded with other code" in out
-    assert "rerun: make robustness" in out
+    assert "behaviour changed" in out and "rerun: make robustness" in out

@@ -23,6 +23,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from lecture17.experiments import DEMOS
+from lecture17.pipeline import fingerprint
 from lecture17.pipeline.csvio import timing_path
 from lecture17.pipeline.deps import code_inputs
 from lecture17.pipeline.job import jobs
@@ -105,9 +106,21 @@ def read(folder: Path) -> dict | None:
     return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
 
 
-def problems(demo: str, spec: dict, root: str = MEASURED, repo: Path = Path(".")) -> list[str]:
+def problems(
+    demo: str,
+    spec: dict,
+    root: str = MEASURED,
+    repo: Path = Path("."),
+    *,
+    behaviour: bool = True,
+) -> list[str]:
     """Why the runs recorded under <root>/<demo>/ are not what this checkout's config and code
-    would compute ([] when they are): each reason in a sentence, with what to do."""
+    would compute ([] when they are): each reason in a sentence, with what to do.
+
+    Settings must be the config's exactly. Code and registry entry: the same hashes vouch at
+    once; otherwise, with `behaviour` and a fingerprint beside the record (pipeline/fingerprint),
+    the fingerprint is re-run on this checkout with `spec` and the recording holds while every
+    value stays within its tolerance."""
     record = read(Path(root, demo))
     if record is None:
         return [f"{root}/{demo}/{RECORD} is missing"]
@@ -124,6 +137,16 @@ def problems(demo: str, spec: dict, root: str = MEASURED, repo: Path = Path(".")
             if settings.get(k) != spec["settings"].get(k)
         )
         found.append(f"recorded with other settings than the config's: {changed}")
+    code = code_changes(demo, record, repo)
+    if code and behaviour and not found and fingerprint.read(Path(root, demo)) is not None:
+        code = fingerprint.verify(demo, spec, Path(root, demo), repo)
+        code = [f"{'; '.join(code_changes(demo, record, repo))}, and its {c}" for c in code]
+    return found + code
+
+
+def code_changes(demo: str, record: dict, repo: Path = Path(".")) -> list[str]:
+    """How this checkout's code and registry entry differ from the recording's hashes."""
+    found = []
     now = code_hashes(demo, repo)
     old = record.get("code", {})
     changed = sorted(p for p in set(now) | set(old) if now.get(p) != old.get(p))
@@ -134,6 +157,13 @@ def problems(demo: str, spec: dict, root: str = MEASURED, repo: Path = Path(".")
             f"recorded for registry entry {record.get('registry')!r}, now {registry_entry(demo)!r}"
         )
     return found
+
+
+def vouched_by(demo: str, root: str = MEASURED, repo: Path = Path(".")) -> str:
+    """'hashes' when the code is byte-identical to the recording's, 'behaviour' when only its
+    fingerprint vouches (call after problems() found none)."""
+    record = read(Path(root, demo)) or {}
+    return "behaviour" if code_changes(demo, record, repo) else "hashes"
 
 
 def rerun_hint(demo: str, device: str) -> str:
