@@ -96,13 +96,20 @@ def record_runs(demos: list[str], config_path: Path, device: str, results: str) 
     their record.json (the `record` rule of `snakemake robustness`)."""
     import yaml
 
-    from lecture17.pipeline import record
+    from lecture17.pipeline import fingerprint, record
 
     with open(config_path, encoding="utf-8") as f:
         config = yaml.safe_load(f)["demos"]
+
     for demo in demos:
         folder = record.store(demo, config[demo], device, machine_name(device), results)
-        print(f"演示 {demo} 已记录 recorded → {folder}", flush=True)
+        made = fingerprint.make(demo, config[demo])
+        fingerprint.write(folder, made)
+        print(
+            f"演示 {demo} 已记录 recorded → {folder}（行为指纹 behavioural fingerprint: "
+            f"{made['judged']} 个值 values）",
+            flush=True,
+        )
     return 0
 
 
@@ -133,6 +140,11 @@ def check_recorded(config_path: Path, root: str) -> int:
             stale += 1
             device = (record.read(folder) or {}).get("device", "cuda")
             print(f"✗ {folder}: " + "; ".join(found) + f" — {record.rerun_hint(demo, device)}")
+        elif record.vouched_by(demo, root) == "behaviour":
+            print(
+                f"✓ {folder}: 和配置一致；代码变了，行为指纹在容差之内 matches the config; "
+                "the code changed, its behavioural fingerprint stays within tolerance"
+            )
         else:
             print(f"✓ {folder}: 和配置、代码一致 matches the config and the code")
     print(f"记录的运行 recorded runs: {len(folders)} 个演示 demos, {stale} 个过期 stale")
@@ -152,6 +164,11 @@ def main(argv=None) -> int:
     p_diff.add_argument("b", help="another build folder, or 'lecture'")
     p_diff.add_argument("--ledger", type=Path, default=Path("report/ledger"))
     p_diff.add_argument("--timing", action="store_true", help="also list machine-dependent timings")
+    p_diff.add_argument(
+        "--incomplete",
+        action="store_true",
+        help="compare a build that did not finish: only the tables that match its report",
+    )
     sub.add_parser("reference", help="store this build as report/reference/ and update the README")
     sub.add_parser("readme", help="write the README's demo map from the demo registry")
     p_check = sub.add_parser(
@@ -193,7 +210,7 @@ def main(argv=None) -> int:
         return 0
     if args.command == "show":
         return show(args.demo, args.cores)
-    return diff.main(args.a, args.b, args.ledger, args.timing)
+    return diff.main(args.a, args.b, args.ledger, args.timing, args.incomplete)
 
 
 if __name__ == "__main__":

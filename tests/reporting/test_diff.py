@@ -2,7 +2,8 @@
 
 Deterministic cells must print the same digits; trained cells are flagged only beyond
 seed-to-seed variation (Welch + Holm); a cell with one seed is not judged; claims follow
-their cells; a verdict that flips within seed variation is a note, not a difference.
+their cells; a counted verdict that flips fails even within seed variation (a flip of a claim
+that is not counted is a note); a build that did not finish is refused.
 """
 
 import math
@@ -73,17 +74,29 @@ def test_identical_builds_do_not_differ(tmp_path):
     assert failures == 0 and not any("notes" in line for line in lines)
 
 
-def test_another_sample_of_the_same_distribution_is_not_a_difference(tmp_path):
+def test_another_sample_of_the_same_distribution_differs_in_no_cell(tmp_path):
+    other = [
+        ("gru", "acc", [0.52, 0.47, 0.49]),
+        ("tf", "acc", [0.968, 1.0, 0.99]),
+        ("tf", "loss", [0.11, 0.10, 0.13]),
+    ]
+    lines, failures = run(build(tmp_path, "a", TRAINED), build(tmp_path, "b", other))
+    assert failures == 0, lines
+    assert "verdict flips（计入的数字 counted claims）: 0" in lines[1]
+
+
+def test_a_counted_verdict_that_flips_fails_even_within_seed_variation(tmp_path):
     # Another CPU: every seed's run is another draw; the worst seed moved from 0.968 to 0.320
-    # and the verdict flipped, yet three seeds cannot tell the two builds apart.
+    # and the verdict flipped. Three seeds cannot tell the two builds' cells apart, but a
+    # verdict that depends on the sample is no fact about the lecture: the diff fails.
     other = [
         ("gru", "acc", [0.52, 0.47, 0.49]),
         ("tf", "acc", [0.320, 1.0, 0.99]),
         ("tf", "loss", [0.11, 0.10, 0.13]),
     ]
     lines, failures = run(build(tmp_path, "a", TRAINED), build(tmp_path, "b", other))
-    assert failures == 0, lines
-    assert any("S1" in line and "verdict flips" in line for line in lines)
+    assert failures == 1, lines
+    assert "counted claims）: 1" in lines[1] and "S1" in lines[2] and "verdict flips" in lines[2]
 
 
 def test_a_real_change_of_a_trained_cell_is_flagged(tmp_path):
@@ -117,8 +130,8 @@ def test_a_single_seed_cell_is_not_judged(tmp_path):
     a = diff.Build(tmp_path, {"09.9": table("09.9", [("tf", "acc", [0.968])])}, demos)
     b = diff.Build(tmp_path, {"09.9": table("09.9", [("tf", "acc", [0.320])])}, demos)
     lines, failures = diff.diff_builds(CLAIMS[:1], a, b, {})
-    assert failures == 0
     assert "1 个只有一个种子" in lines[0] and any("one seed" in line for line in lines)
+    assert failures == 1  # not a cell difference: the counted verdict flipped (0.968 → 0.320)
 
 
 def test_a_row_on_one_side_only_differs(tmp_path):
@@ -212,3 +225,45 @@ def test_a_verdict_that_flips_on_one_seed_says_both(tmp_path):
     b = diff.Build(tmp_path, {"09.9": table("09.9", [("tf", "acc", [0.320])])}, demos)
     lines, _ = diff.diff_builds(CLAIMS[:1], a, b, {})
     assert any("verdict flips" in line and "one seed" in line for line in lines)
+
+
+def built(tmp_path, name="a"):
+    """A checkout-shaped build whose report wrote its manifest (reporting.report)."""
+    from lecture17.reporting.report import write_manifest
+
+    folder = tmp_path / name
+    (folder / "results/tables").mkdir(parents=True)
+    (folder / "results/09.9/model=a").mkdir(parents=True)
+    (folder / "results/09.9/model=a/seed0.csv").write_text("demo,seed,quantity,value\n")
+    for demo, rows in (("09.8", (("x", "weight", [0.614]),)), ("09.9", TRAINED)):
+        table(demo, rows).to_csv(folder / f"results/tables/{demo}.csv", index=False)
+    tables = sorted((folder / "results/tables").glob("*.csv"))
+    write_manifest([str(t) for t in tables], folder / "results/manifest.json")
+    return folder
+
+
+def test_diff_reads_only_the_tables_its_report_read(tmp_path):
+    folder = built(tmp_path)
+    assert set(diff.load_tables(folder)) == {"09.8", "09.9"}
+    # a table the report did not read (a stale recording's, left by an earlier build)
+    table("07.1", TRAINED).to_csv(folder / "results/tables/07.1.csv", index=False)
+    assert set(diff.load_tables(folder)) == {"09.8", "09.9"}  # not built, as in the report
+
+
+def test_diff_refuses_a_build_that_did_not_finish(tmp_path):
+    import os
+
+    folder = built(tmp_path)
+    table("09.9", TRAINED[:1]).to_csv(folder / "results/tables/09.9.csv", index=False)
+    with pytest.raises(diff.IncompleteBuild, match="09.9.csv was rewritten"):
+        diff.load_tables(folder)
+    assert set(diff.load_tables(folder, incomplete=True)) == {"09.8"}  # what still matches
+    folder = built(tmp_path, "b")
+    run_csv = folder / "results/09.9/model=a/seed0.csv"
+    later = (folder / "results/manifest.json").stat().st_mtime + 10
+    os.utime(run_csv, (later, later))  # a job of a later build that never reached the report
+    with pytest.raises(diff.IncompleteBuild, match="1 run CSVs are newer"):
+        diff.load_tables(folder)
+    (folder / "results/manifest.json").unlink()
+    with pytest.raises(diff.IncompleteBuild, match="never built"):
+        diff.load_tables(folder)

@@ -267,6 +267,10 @@ def test_the_summary_counts_reproduced_reconstructed_and_echo_apart():
         "reconstructed": 1,
         "echo": 1,
     }
+    # a counted claim that needs a GPU this build lacks is counted, never as reproduced
+    gpu = ledger.Outcome(entry(**{"class": "seeded", "value": ATTN}), "gpu")
+    assert ledger.reproduced([*outcomes, gpu])["reproduced"] == 1
+    assert ledger.reproduced([*outcomes, gpu])["counted"] == 3
 
 
 def test_diff_says_what_to_do_when_a_folder_has_no_tables(tmp_path):
@@ -401,7 +405,7 @@ def test_a_gpu_build_and_a_cpu_build_do_not_differ_on_the_gpu_claim(tmp_path):
     lines, failures = diff.diff_builds([GPU_CLAIM], gpu_build, cpu_build, {})
     assert failures == 0  # a table of timings on one side only (a GPU build's) is no difference
     lines, failures = diff.diff_builds([GPU_CLAIM], gpu_build, gpu_build, {}, show_timing=True)
-    assert failures == 0 and lines[1].endswith("计时 timing: (9, 6, 3) vs (9, 6, 3)")
+    assert failures == 0 and lines[2].endswith("计时 timing: (9, 6, 3) vs (9, 6, 3)")
 
 
 def test_the_ledger_knows_only_cuda_as_a_need(tmp_path):

@@ -57,6 +57,7 @@ rule report:
         md="report/lecture17.md",
         html="report/lecture17.html",
         config="results/config.yaml",  # the config this build ran with, for `lecture17 diff`
+        manifest="results/manifest.json",  # the tables it read, hashed: what `diff` judges
     log:
         "logs/report.log",
     benchmark:
@@ -69,4 +70,5 @@ rule report:
         "python -m lecture17.reporting.report --tables {input.tables} --figures {input.figures} "
         "--ledger report/ledger --views report/views --template {input.template} --page {input.page} "
         "--config {input.config} --code {input.code} --recorded {params.recorded} "
-        "--out-md {output.md} --out-html {output.html} --out-config {output.config} 2> {log}"
+        "--out-md {output.md} --out-html {output.html} --out-config {output.config} "
+        "--out-manifest {output.manifest} 2> {log}"

@@ -24,9 +24,17 @@ while its cells agree is listed with that context. Timing and cited claims are n
 Against the lecture: exact, reconstructed, echo and precision claims must agree (except the
 lecture's own errors, `expect: differs`); seeded claims that differ, claims that cannot be
 resolved and timings that do not hold here are listed, not failed.
-Exit status 1 when anything fails, 0 otherwise.
+A verdict flip — a counted claim (exact, precision, seeded) whose status differs between the two
+builds (holds ↔ differs ↔ not resolvable ↔ not built) — is a failure whatever its cells say:
+a verdict must be a fact about the lecture and the code, not about one CPU's sample.
+
+Both sides are read as their reports read them: only the tables a build's report listed in
+its manifest.json (complete_tables); a build that did not finish is refused (exit 2) unless
+`--incomplete`. Exit status 1 when anything fails, 0 otherwise.
 """
 
+import hashlib
+import json
 import math
 import sys
 from dataclasses import dataclass
@@ -41,6 +49,7 @@ from lecture17.pipeline.aggregate import STAT_COLUMNS, STATS, read_tables
 from lecture17.reporting import ledger as ledger_mod
 from lecture17.reporting.report import load_views
 
+MANIFEST = "manifest.json"  # written by the report (reporting.report.write_manifest)
 ALPHA = 0.01  # family-wise false-alarm rate of one comparison of two builds (Holm)
 ROUNDING = 1e-12  # below this, a value is the rounding error of an equivalence
 DEFAULT_FMT = ".4g"
@@ -59,15 +68,56 @@ class Build:
         return {d for d, spec in self.demos.items() if spec.get("grid")}
 
 
-def load_tables(build: Path) -> dict:
+class IncompleteBuild(ValueError):
+    """A build whose tables are not the ones its report read (reporting.report's manifest)."""
+
+
+def complete_tables(folder: Path, build: Path, incomplete: bool = False) -> list[Path]:
+    """The tables of `folder` that the build's report read: those its manifest.json (beside
+    results/ or in a reference folder) lists with the same sha256. A table it does not list
+    (left from an earlier build, e.g. of a recording that is now stale) is not built, as in the
+    report. IncompleteBuild, naming what is wrong, when there is no manifest, a listed table is
+    missing or was rewritten after it, or a run CSV is newer (a build that did not finish) —
+    unless `incomplete`, which keeps the tables that still match."""
+    build = Path(build)
+    manifest = next(
+        (p for p in (build / "results" / MANIFEST, build / MANIFEST) if p.is_file()), None
+    )
+    if manifest is None:
+        raise IncompleteBuild(
+            f"{build}: no {MANIFEST}: its report was never built; run snakemake to finish it"
+        )
+    listed = json.loads(manifest.read_text(encoding="utf-8"))["tables"]
+    problems, tables = [], []
+    for name, digest in sorted(listed.items()):
+        path = Path(folder, name)
+        if not path.is_file():
+            problems.append(f"{name} is missing")
+        elif hashlib.sha256(path.read_bytes()).hexdigest() != digest:
+            problems.append(f"{name} was rewritten after the report")
+        elif not name.endswith(".timing.csv"):
+            tables.append(path)
+    runs = build / "results"
+    newer = [p for p in runs.glob("*/**/seed*.csv") if p.stat().st_mtime > manifest.stat().st_mtime]
+    if newer:
+        problems.append(f"{len(newer)} run CSVs are newer than the report, e.g. {newer[0]}")
+    if problems and not incomplete:
+        raise IncompleteBuild(
+            f"{build}: the build did not finish ({'; '.join(problems)}); run snakemake to finish "
+            "it, or pass --incomplete to compare the tables that still match its report"
+        )
+    return tables
+
+
+def load_tables(build: Path, incomplete: bool = False) -> dict:
     build = Path(build)
     for folder in (build / "results" / "tables", build / "tables"):
         if folder.is_dir():
-            return read_tables(folder.glob("*.csv"))
+            return read_tables(complete_tables(folder, build, incomplete))
     raise ValueError(f"{build}: no results/tables/ or tables/ folder; build it first (snakemake)")
 
 
-def load_build(path: Path) -> Build:
+def load_build(path: Path, incomplete: bool = False) -> Build:
     path = Path(path)
     # the config the build ran with (its report copies it), a reference build's, a checkout's
     candidates = (
@@ -82,7 +132,7 @@ def load_build(path: Path) -> Build:
             break
     else:
         raise ValueError(f"{path}: no config/config.yaml or config.yaml beside the tables")
-    return Build(path, load_tables(path), demos)
+    return Build(path, load_tables(path, incomplete), demos)
 
 
 # -----------------------------------------------------------------------------
@@ -285,7 +335,10 @@ def compare_claim(a, b, cells: CellReport, trained: set) -> tuple[str, str]:
             "one seed (or no seed spread in the table): not judged"
         )
     if flip:
-        return "flips", f"{flip}{a.ours} vs {b.ours}，在种子间的波动之内 within seed variation"
+        return (
+            "flips",
+            f"{flip}{a.ours} vs {b.ours}，单元格在种子间的波动之内 cells within seed variation",
+        )
     return "same", ""
 
 
@@ -300,16 +353,19 @@ def diff_builds(entries, a: Build, b: Build, views: dict, show_timing=False):
     trained = a.trained | b.trained
     outcomes_a = ledger_mod.evaluate_all(entries, a.tables, a.demos)
     outcomes_b = ledger_mod.evaluate_all(entries, b.tables, b.demos)
-    lines, failures, notes = [], 0, []
+    lines, failures, notes, flips = [], 0, [], []
     for oa, ob in zip(outcomes_a, outcomes_b, strict=True):
         kind, why = compare_claim(oa, ob, cells, trained)
         if oa.entry["class"] == "timing" and show_timing:
             lines.append(_line(oa.entry, f"计时 timing: {oa.ours or '—'} vs {ob.ours or '—'}"))
+        if oa.entry["class"] in ledger_mod.COUNTED and oa.status != ob.status:
+            # a counted verdict must not depend on the build: any change of status fails
+            flips.append(_line(oa.entry, why or f"{oa.ours} vs {ob.ours}"))
+        elif kind in ("one_seed", "flips"):
+            notes.append(_line(oa.entry, why))
         if kind == "differs":
             failures += 1
             lines.append(_line(oa.entry, why))
-        elif kind in ("one_seed", "flips"):
-            notes.append(_line(oa.entry, why))
     for key, text in cells.differ + cells.flagged:
         failures += 1
         lines.append(f"  单元格 cell {' · '.join(map(str, key))}: {text}")
@@ -319,7 +375,9 @@ def diff_builds(entries, a: Build, b: Build, views: dict, show_timing=False):
         f"variation (Welch + Holm, α = {ALPHA}), {len(cells.one_seed)} 个只有一个种子、"
         "无法判断 one seed, not judged"
     )
-    return [header, *lines, *(["说明 notes:"] + notes if notes else [])], failures
+    flip_lines = [f"结论翻转 verdict flips（计入的数字 counted claims）: {len(flips)}", *flips]
+    notes = ["说明 notes:"] + notes if notes else []
+    return [header, *flip_lines, *lines, *notes], failures + len(flips)
 
 
 def diff_lecture(entries, tables, demos=None) -> tuple[list[str], int]:
@@ -354,15 +412,22 @@ def _line(entry, text) -> str:
     return f"{entry['id']:>6} {entry['section']:<8} {entry['claim']}: {text}"
 
 
-def main(a: str, b: str, ledger_path: Path, show_timing: bool = False) -> int:
+def main(
+    a: str, b: str, ledger_path: Path, show_timing: bool = False, incomplete: bool = False
+) -> int:
     entries = ledger_mod.load_ledger(ledger_path)
-    build_a = load_build(Path(a))
+    try:
+        build_a = load_build(Path(a), incomplete)
+        build_b = None if b == "lecture" else load_build(Path(b), incomplete)
+    except IncompleteBuild as error:
+        print(f"比较 diff: 构建不完整 incomplete build — {error}", file=sys.stderr)
+        return 2
     if b == "lecture":
         lines, failures = diff_lecture(entries, build_a.tables, build_a.demos)
         title = f"{a} 对照讲义 vs the lecture"
     else:
         views = load_views(Path(ledger_path).parent / "views")
-        lines, failures = diff_builds(entries, build_a, load_build(Path(b)), views, show_timing)
+        lines, failures = diff_builds(entries, build_a, build_b, views, show_timing)
         title = f"{a} 对照 vs {b}"
     print(f"比较 diff: {title} — {len(entries)} 个数字 claims, {failures} 处不同 differ")
     for line in lines:

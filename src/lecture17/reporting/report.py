@@ -17,6 +17,7 @@ read; formulas stay `$…$`) and in an HTML flavour that reporting.page turns in
 
 import argparse
 import hashlib
+import json
 import re
 import shutil
 import struct
@@ -27,8 +28,9 @@ import yaml
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 from lecture17.experiments import DEMOS
-from lecture17.pipeline import record
+from lecture17.pipeline import fingerprint, record
 from lecture17.pipeline.aggregate import STAT_COLUMNS, read_tables, select
+from lecture17.pipeline.csvio import timing_path
 from lecture17.reporting import claims as claims_mod
 from lecture17.reporting import ledger as ledger_mod
 from lecture17.reporting import robustness
@@ -401,10 +403,16 @@ class Report:
         if not found:
             return ""
         day = found.get("recorded", "")[:10]
+        matching = (
+            "和这次构建的配置一致；代码和记录时不同，但行为指纹 behavioural fingerprint（每个设置"
+            f"前 {fingerprint.STEPS} 步的损失和表）在容差之内"
+            if record.vouched_by(demo_id) == "behaviour"
+            else "和这次构建的配置、代码一致 matching this build's config and code"
+        )
         return (
             f"*记录的运行 recorded runs：{day} 在 on {found.get('machine', '?')}"
-            f"（{found.get('device', 'cpu')}）上运行 `make robustness`，和这次构建的配置、代码一致 "
-            f"matching this build's config and code（`{record.MEASURED}/{demo_id}/record.json`）；"
+            f"（{found.get('device', 'cpu')}）上运行 `make robustness`，{matching}"
+            f"（`{record.MEASURED}/{demo_id}/record.json`）；"
             "本次构建只汇总，不重跑 aggregated here, not rerun。*"
         )
 
@@ -533,6 +541,17 @@ def build(args) -> tuple[str, str]:
     return md_text, to_html(html_flavour, figure_dir, page, (MACHINE_BEGIN, MACHINE_END))
 
 
+def write_manifest(tables: list, out: Path) -> None:
+    """results/manifest.json: every table (and its timing table) this report read, with its
+    sha256, so that `lecture17 diff` judges exactly these (reporting.diff.complete_tables)."""
+    files = [Path(t) for t in tables]
+    files += [timing_path(t) for t in files if timing_path(t).is_file()]
+    manifest = {"tables": {f.name: hashlib.sha256(f.read_bytes()).hexdigest() for f in files}}
+    tmp = out.with_name(f".{out.name}.tmp")
+    tmp.write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    tmp.replace(out)
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(
         prog="python -m lecture17.reporting.report", description=__doc__.splitlines()[0]
@@ -554,6 +573,11 @@ def main(argv=None) -> int:
     p.add_argument("--out-md", type=Path, required=True)
     p.add_argument("--out-html", type=Path, required=True)
     p.add_argument("--out-config", type=Path, help="a copy of the config, for `lecture17 diff`")
+    p.add_argument(
+        "--out-manifest",
+        type=Path,
+        help="the tables this report read, hashed, for `lecture17 diff`",
+    )
     args = p.parse_args(argv)
     md_text, html_text = build(args)
     for path, text in ((args.out_md, md_text), (args.out_html, html_text)):
@@ -562,6 +586,8 @@ def main(argv=None) -> int:
         tmp.replace(path)
     if args.out_config:
         shutil.copyfile(args.config, args.out_config)
+    if args.out_manifest:  # written last: a build that stops before it leaves the old one
+        write_manifest(args.tables, args.out_manifest)
     digest = hashlib.sha256(md_text.encode()).hexdigest()[:12]
     print(f"报告 report → {args.out_md}, {args.out_html} (sha256 {digest})", file=sys.stderr)
     return 0
