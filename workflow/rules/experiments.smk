@@ -10,6 +10,12 @@
 GPU_RESOURCES = {"mem_mb": 16000, "runtime": 30}
 
 
+def job_threads(wildcards):
+    """A timing demo's job (its registry entry says `alone`) takes every core of the build, so
+    nothing runs beside it while it is timed; it still computes on one thread (shell.prefix)."""
+    return workflow.cores if DEMOS[wildcards.demo].alone else 1
+
+
 for _rule, _demos in EXPERIMENT_RULES.items():
     if _demos[0].kind != "analytic":
         continue
@@ -29,6 +35,7 @@ for _rule, _demos in EXPERIMENT_RULES.items():
             f"benchmarks/{_rule}/{{demo}}/seed{{seed}}.tsv"
         wildcard_constraints:
             demo=demo_pattern(_demos),
+        threads: job_threads
         conda:
             "../../environment.yml"
         params:
@@ -58,6 +65,7 @@ for _rule, _demos in EXPERIMENT_RULES.items():
             f"benchmarks/{_rule}/{{demo}}/{{setting}}/seed{{seed}}.tsv"
         wildcard_constraints:
             demo=demo_pattern(_demos),
+        threads: job_threads
         conda:
             "../../environment.yml"
         resources:
