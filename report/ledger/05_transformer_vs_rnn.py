@@ -8,6 +8,7 @@ stat it is their mean. Accuracies are greedy decoding on n_test new sequences (�
 import numpy as np
 
 from lecture17.reporting.checks import Finding, check
+from lecture17.reporting.rates import at_least_once, rate_text, wilson
 
 # -----------------------------------------------------------------------------
 # helpers
@@ -36,34 +37,47 @@ def _error_within_10x(v, name: str, lecture_error: float) -> Finding:
 
 
 @check
-def c108_seed_ranges_overlap(v) -> Finding:
-    """At L = 8 and 16 the two models' seed ranges (min–max) overlap: the gap is within the
-    seed-to-seed spread (§9.2 "种子之间的波动和两个模型之间的差距一样大")."""
+def c108_recorded_ranges_overlap_and_order(v) -> Finding:
+    """On the recorded seeds (07.7's GRU + attention, 07.6's Transformer) at L = 8 and 16: the
+    two models' seed ranges (min–max) overlap ("不相上下"), and at L = 16 GRU + attention's mean
+    is above the Transformer's ("甚至略高")."""
     parts, ok = [], True
     for L in (8, 16):
-        lo, hi = v[f"lo_{L}"], v[f"hi_{L}"]  # [GRU + attention, Transformer]
-        overlap = float(np.max(lo)) <= float(np.min(hi))
+        ga, tf = np.asarray(v[f"ga_{L}"], float), np.asarray(v[f"tf_{L}"], float)
+        overlap = max(ga.min(), tf.min()) <= min(ga.max(), tf.max())
         ok = ok and overlap
         parts.append(
-            f"L = {L}: GRU + 注意力 {lo[0]:.3f}–{hi[0]:.3f}，Transformer {lo[1]:.3f}–{hi[1]:.3f}"
+            f"L = {L}: GRU + 注意力 {ga.min():.3f}–{ga.max():.3f}（{len(ga)} 个种子 seeds），"
+            f"Transformer {tf.min():.3f}–{tf.max():.3f}（{len(tf)}）"
             f"（{'重叠 overlap' if overlap else '不重叠 apart'}）"
         )
-    return Finding(ok, "种子范围 seed ranges " + "；".join(parts))
+    ga, tf = float(np.mean(v["ga_16"])), float(np.mean(v["tf_16"]))
+    higher = ga > tf
+    order = "高于 above" if higher else "不高于 not above"
+    parts.append(f"L = 16 均值 means: GRU + 注意力 {ga:.3f} {order} Transformer {tf:.3f}")
+    return Finding(bool(ok and higher), "记录的种子 recorded seeds: " + "；".join(parts))
 
 
 @check
-def c109_one_seed_lags_as_much_as_the_gap(v) -> Finding:
-    """One Transformer seed lags: the worst seed is further below the mean than the best is
-    above it, and the seeds' spread is at least the gap between the two models (§9.2)."""
-    lo, hi, mean = _one(v, "tf16_lo"), _one(v, "tf16_hi"), _one(v, "tf_16")
-    gap = abs(_one(v, "ga_16") - mean)
-    low_tail = mean - lo > hi - mean
-    ok = low_tail and hi - lo >= gap
-    tail = "最差的种子落在后面 the worst seed lags" if low_tail else "没有落后的种子 no seed lags"
+def c109_a_three_seed_run_shows_a_lagging_seed(v) -> Finding:
+    """From the recorded Transformer seeds at L = 16: the rate of lagging seeds (more than 0.1
+    below the median, as L17-R9.2a) with its 95 % Wilson interval, turned into the chance that
+    a 3-seed run shows at least one; holds when that chance's interval lies above 1/2 and the
+    seeds spread at least as far as the gap between the models' means, fails when either is
+    clearly not so, else not resolvable."""
+    tf, ga = np.asarray(v["tf_16"], float), np.asarray(v["ga_16"], float)
+    lagging = int(np.sum(tf < np.median(tf) - 0.1))
+    lo, hi = (at_least_once(p, 3) for p in wilson(lagging, len(tf)))
+    shows = True if lo > 0.5 else False if hi < 0.5 else None
+    gap, spread = abs(float(ga.mean() - tf.mean())), float(tf.max() - tf.min())
+    wide = spread >= gap
+    ok = False if (shows is False or not wide) else shows
     return Finding(
         ok,
-        f"L = 16 Transformer 种子 seeds {lo:.3f}–{hi:.3f}（均值 mean {mean:.3f}，{tail}），"
-        f"波动 spread {hi - lo:.3f} ≥ 两个模型之差 gap between the models {gap:.3f}",
+        f"记录的 Transformer 种子里落后的 lagging recorded seeds: {rate_text(lagging, len(tf))}；"
+        f"一次 3 个种子的运行至少出现一个的概率 chance a 3-seed run shows one: {lo:.2f}–{hi:.2f}"
+        f"（要在 1/2 之上 must lie above 1/2）；种子的波动 seed spread {spread:.3f} "
+        f"{'≥' if wide else '<'} 两个模型均值之差 gap between the means {gap:.3f}",
     )
 
 
@@ -211,27 +225,26 @@ def c002_script_05_under_two_minutes(v) -> Finding:
 # (the lecture's numbers where it gives them; the rest chosen to be consistent with them)
 
 EXAMPLES = {
-    "C108": {  # ours: at L = 16 the Transformer's seeds all above GRU + attention's
+    "C108": {  # ours: the recorded Transformer seeds all above GRU + attention's at L = 16
         "holds": {  # the lecture: 0.945 vs 0.937, one Transformer seed 0.810
-            "ga_16": [0.945],
-            "tf_16": [0.937],
-            "lo_8": [1.0, 1.0],
-            "hi_8": [1.0, 1.0],
-            "lo_16": [0.92, 0.810],
-            "hi_16": [0.97, 1.0],
+            "ga_8": [1.0, 0.99, 1.0],
+            "tf_8": [1.0, 1.0, 0.99],
+            "ga_16": [0.92, 0.945, 0.97],
+            "tf_16": [0.810, 1.0, 1.0],
         },
         "fails": {  # the ranges apart and the ordering reversed
-            "ga_16": [0.93],
-            "tf_16": [0.99],
-            "lo_8": [1.0, 1.0],
-            "hi_8": [1.0, 1.0],
-            "lo_16": [0.89, 0.97],
-            "hi_16": [0.96, 1.0],
+            "ga_8": [1.0, 0.99, 1.0],
+            "tf_8": [1.0, 1.0, 0.99],
+            "ga_16": [0.89, 0.93, 0.96],
+            "tf_16": [0.97, 0.99, 1.0],
         },
     },
-    "C109": {  # ours: no Transformer seed lags as far as the gap between the models
-        "holds": {"tf16_lo": [0.810], "tf16_hi": [1.0], "tf_16": [0.937], "ga_16": [0.945]},
-        "fails": {"tf16_lo": [0.97], "tf16_hi": [1.0], "tf_16": [0.99], "ga_16": [0.93]},
+    "C109": {  # ours: no recorded Transformer seed lags, and they do not spread
+        "holds": {  # 8 of 20 seeds lag: a 3-seed run shows one with chance 0.52–0.94
+            "tf_16": [0.80] * 8 + [1.0] * 12,
+            "ga_16": [0.945] * 5,
+        },
+        "fails": {"tf_16": [1.0] * 10, "ga_16": [0.93] * 5},
     },
     "C111": {  # ours: clearly below the Transformer, but the seeds close together
         "holds": {  # 0.540; the per-token 0.392 seed has no sequence right

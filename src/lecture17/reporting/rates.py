@@ -6,6 +6,10 @@ recorded) say how often it happens. A rate k/N is shown with the Wilson score in
 
     centre = (k + z²/2) / (N + z²),  half-width = z √(k(N − k)/N + z²/4) / (N + z²),  z = 1.96
 
+`decide(k, n, threshold)` judges a rate against a pass rule: it holds when the whole 95%
+interval lies above the threshold, fails when it lies below, and is not resolvable when the
+interval straddles it — with how many more seeds, at the rate seen, would decide.
+
 `at_least_once(p, n)` is the chance that a run of n seeds shows the event at least once,
 1 − (1 − p)ⁿ (seeds independent), the reading of "a 3-seed run shows a lagging seed".
 """
@@ -33,3 +37,27 @@ def rate_text(k: int, n: int) -> str:
     """ "3/10（95% 区间 interval 0.11–0.60）"."""
     lo, hi = wilson(k, n)
     return f"{k}/{n}（95% 区间 interval {lo:.2f}–{hi:.2f}）"
+
+
+def seeds_to_decide(k: int, n: int, threshold: float, limit: int = 1000) -> int | None:
+    """How many more seeds, at the rate k/n seen, until the 95% interval clears `threshold`
+    (None: not within `limit` seeds, e.g. a rate equal to the threshold)."""
+    for total in range(n + 1, limit + 1):
+        lo, hi = wilson(round(k / n * total), total)
+        if lo > threshold or hi < threshold:
+            return total - n
+    return None
+
+
+def decide(k: int, n: int, threshold: float = 0.5) -> tuple[bool | None, str]:
+    """(verdict, sentence) of a rate k/n against its pass rule "rate > threshold": True when the
+    95% Wilson interval lies above the threshold, False when below, None when it straddles."""
+    lo, hi = wilson(k, n)
+    text = rate_text(k, n)
+    if lo > threshold:
+        return True, f"{text}，区间在 {threshold:g} 之上 above {threshold:g}"
+    if hi < threshold:
+        return False, f"{text}，区间在 {threshold:g} 之下 below {threshold:g}"
+    more = seeds_to_decide(k, n, threshold)
+    need = f"按这个比率再要约 {more} 个种子 about {more} more seeds" if more else "更多种子"
+    return None, f"{text}，区间跨过 {threshold:g} straddles {threshold:g}：{need}才能判断"
