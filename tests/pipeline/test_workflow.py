@@ -330,6 +330,25 @@ def test_a_cpu_build_leaves_the_gpu_demo_out_and_a_cuda_build_plans_one_job_per_
     assert any(line.split()[:2] == ["gpu_step_time", "2"] for line in cuda.splitlines())
 
 
+def test_a_timing_job_takes_every_core_and_other_jobs_one():
+    """05.4 and the timed analytic demos run alone (registry `alone`): their jobs ask for all
+    the build's cores, so Snakemake starts nothing beside them; a training job asks for one."""
+    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
+    done = subprocess.run(
+        [sys.executable, "-m", "snakemake", "--dry-run", "--forceall", "--cores", "3",
+         "results/tables/05.4.csv", "results/tables/05.1.csv", "results/tables/06.1.csv"],
+        cwd=ROOT, env=env, capture_output=True, text=True,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    threads = {}
+    for block in done.stdout.split("\n\n"):
+        demo = re.search(r"wildcards: demo=(\d\d\.\d)", block)
+        count = re.search(r"threads: (\d+)", block)
+        if demo:
+            threads.setdefault(demo.group(1), set()).add(int(count.group(1)) if count else 1)
+    assert threads["05.4"] == {3} and threads["06.1"] == {3} and threads["05.1"] == {1}, threads
+
+
 # -----------------------------------------------------------------------------
 # runs recorded on a GPU (report/measured/), aggregated by a CPU build
 

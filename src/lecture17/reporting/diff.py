@@ -95,8 +95,8 @@ def complete_tables(folder: Path, build: Path, incomplete: bool = False) -> list
             problems.append(f"{name} is missing")
         elif hashlib.sha256(path.read_bytes()).hexdigest() != digest:
             problems.append(f"{name} was rewritten after the report")
-        elif not name.endswith(".timing.csv"):
-            tables.append(path)
+        else:
+            tables.append(path)  # a table or its timing table (read_tables merges them)
     runs = build / "results"
     newer = [p for p in runs.glob("*/**/seed*.csv") if p.stat().st_mtime > manifest.stat().st_mtime]
     if newer:
