@@ -13,11 +13,13 @@
 import copy
 from functools import cache
 
+import numpy as np
 import pytest
 import yaml
 from conftest import ROOT
 
 from lecture17.experiments import DEMOS
+from lecture17.pipeline import aggregate as aggregate_mod
 from lecture17.pipeline.aggregate import aggregate, read_runs
 from lecture17.pipeline.csvio import write_csv
 from lecture17.pipeline.job import run_demo
@@ -181,15 +183,38 @@ def reference_tables() -> dict:
 
 
 def mutated(tables: dict, entry: dict, name: str, mutation) -> dict:
-    """A copy of the tables with the rows of one of the entry's values changed."""
+    """A copy of the tables with the rows of one of the entry's values changed; for a claim
+    decided on recorded seeds (`decide`), the same rows of its recorded demos too, every
+    seed's value among them (the `seeds` column the per-seed verdicts read)."""
     selector = ledger._selectors(entry)[name]
     demo = str(selector.get("demo", entry.get("demo")))
-    rows = ledger.select(tables, selector, entry.get("demo")).index
     changed = dict(tables)
-    table = changed[demo] = copy.deepcopy(tables[demo])
-    for stat in ("mean", "min", "max"):
-        table.loc[rows, stat] = mutation(table.loc[rows, stat].to_numpy(float))
+    targets = [(demo, ledger.select(tables, selector, entry.get("demo")).index)]
+    decide = entry.get("decide", {})
+    for recorded in decide.get("recorded", []):
+        if DEMOS[recorded].extends == demo and recorded in tables:
+            own, extra = selector.get("where", {}), decide.get("where", {})
+            where = [{**extra, **w} for w in own] if isinstance(own, list) else {**extra, **own}
+            try:
+                rows = ledger.select(tables, {**selector, "demo": recorded, "where": where}).index
+            except ledger.MissingTable:
+                continue
+            targets.append((recorded, rows))
+    for target, rows in targets:
+        table = changed[target] = copy.deepcopy(changed[target])
+        for stat in ("mean", "min", "max"):
+            table.loc[rows, stat] = mutation(table.loc[rows, stat].to_numpy(float))
+        if "seeds" in table.columns:
+            table.loc[rows, "seeds"] = [
+                _mutated_seeds(t, mutation) for t in table.loc[rows, "seeds"]
+            ]
     return changed
+
+
+def _mutated_seeds(text: str, mutation) -> str:
+    per = aggregate_mod.per_seed(text)
+    values = mutation(np.array(list(per.values()), dtype=float))
+    return " ".join(f"{seed}:{float(value)!r}" for seed, value in zip(per, values, strict=True))
 
 
 def verdict_of(entry, tables) -> bool | None:

@@ -55,6 +55,7 @@ CLASSES = {  # what a number is (the ledger's classes), for the claim's details
     "seeded": "随机初始化或训练的一个样本 a sample of a random init or training",
     "timing": "计时，因机器而异 a timing, machine-dependent",
     "cited": "论文里的数字 a paper's number",
+    "beyond": "讲义没说、我们另外检查的 a check beyond the lecture（不计入 not counted）",
 }
 # the statuses a claim does not agree in; its sentence then says why
 NOT_AGREEING = ("differs", LECTURE_ERROR, "unresolved", "timing_fails", "missing", "gpu")
@@ -99,7 +100,7 @@ def why(o) -> str:
         return f"演示 demo {_demo(o.entry)} 不在本次构建里 is not in this build"
     if v in NOT_AGREEING:
         return o.reason
-    if is_rate(o.entry):  # a rate holds: its count k/N and interval are the result itself
+    if is_rate(o.entry) or o.protocol is not None:  # a rate holds: k/N is the result itself
         return "；".join(f.text for f in o.findings)
     return ""
 
@@ -123,6 +124,12 @@ def sentence(o) -> str:
     elif e["class"] == "reconstructed" and e.get("flag"):
         text += (
             f"（输入从讲义的数字反推 input reconstructed from the lecture's digits，{e['flag']}）"
+        )
+    if o.protocol is not None:  # decided on the recorded seeds: the protocol's, for comparison
+        p = verdict(o.protocol)
+        text += (
+            f"（默认构建的协议种子只作对照 the default build's protocol seeds, for comparison："
+            f"{o.protocol.ours or '—'}，{LABELS[p]}）"
         )
     return text + "。"
 

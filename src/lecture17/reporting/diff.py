@@ -316,7 +316,7 @@ def compare_claim(a, b, cells: CellReport, trained: set) -> tuple[str, str]:
     if {a.status, b.status} & {"missing", "gpu"}:
         same = a.status == b.status
         return ("same", "") if same else ("differs", "一边没有构建 built on one side only")
-    if cls in ("exact", "reconstructed", "echo"):
+    if cls in ("exact", "reconstructed", "echo", "beyond"):
         return ("same", "") if a.ours == b.ours else ("differs", f"{a.ours} ≠ {b.ours}")
     if cls == "precision":
         ok = a.agrees and b.agrees
@@ -387,7 +387,7 @@ def diff_lecture(entries, tables, demos=None) -> tuple[list[str], int]:
             continue
         known = o.entry.get("expect") == "differs"  # the lecture's own error (a reading-aid flag)
         hard = not known and (
-            o.entry["class"] in ("exact", "reconstructed", "echo", "precision")
+            o.entry["class"] in ("exact", "reconstructed", "echo", "precision", "beyond")
             or o.status == "missing"
         )
         failures += hard

@@ -47,7 +47,7 @@ import yaml
 from lecture17.pipeline import aggregate as tables_mod
 from lecture17.reporting import checks
 
-CLASSES = ("exact", "reconstructed", "echo", "precision", "seeded", "timing", "cited")
+CLASSES = ("exact", "reconstructed", "echo", "precision", "seeded", "timing", "cited", "beyond")
 COUNTED = ("exact", "precision", "seeded")  # the classes a reproduction is counted in
 STATUS = {
     "same": "数字相同 same digits",
@@ -71,6 +71,7 @@ PASSED = {  # status when the checks hold, by class
     "precision": "precision",
     "seeded": "holds",
     "timing": "timing",
+    "beyond": "same",
 }
 DEFAULT_BOUND = 1e-13
 ENTRY_KEYS = {
@@ -92,7 +93,9 @@ ENTRY_KEYS = {
     "flag",
     "expect",
     "needs",
+    "decide",
 }
+DECIDE_KEYS = {"recorded", "where"}  # (not "on": YAML 1.1 reads it as true)
 SELECTOR_KEYS = {"demo", "quantity", "where", "stat", "reduce"}
 STAT_KEYS = ("mean", "min", "max", "std", "n_seeds", "seeds")  # over seeds, per row
 NEEDS = ("cuda",)
@@ -113,6 +116,7 @@ class Outcome:
     findings: list = field(default_factory=list)  # checks.Finding, one per step
     numbers: dict = field(default_factory=dict)  # name -> float or list of floats
     cells: list = field(default_factory=list)  # (demo, labels) of every table row it read
+    protocol: "Outcome | None" = None  # decided on recorded seeds: the protocol seeds' outcome
 
     @property
     def agrees(self) -> bool:
@@ -204,11 +208,30 @@ def _validate(entry: dict) -> None:
             raise ValueError(f"selector {name!r}: reduce must be one of {sorted(REDUCE)}")
         if "demo" not in selector and "demo" not in entry:
             raise ValueError(f"selector {name!r}: no demo (on the selector or the entry)")
+    if "decide" in entry:
+        _validate_decide(entry)
     for name in _show_names(entry):
         if name not in selectors:
             raise ValueError(f"show names {name!r}, which is not one of {sorted(selectors)}")
     checks.validate(steps_of(entry), set(selectors), lecture_numbers(entry))
     format(1.0, entry.get("fmt", ".3g"))  # a bad format fails here, not in the report
+
+
+def _validate_decide(entry: dict) -> None:
+    """`decide: {recorded: [07.x, …], where: {…}}`: recorded demos that extend the claim's demo."""
+    from lecture17.experiments import DEMOS
+
+    decide = entry["decide"]
+    if not isinstance(decide, dict) or set(decide) - DECIDE_KEYS or "recorded" not in decide:
+        raise ValueError(f"decide must be a mapping with 'recorded' (and 'where'), got {decide!r}")
+    if entry["class"] != "seeded":
+        raise ValueError("decide: only a seeded claim is decided on recorded seeds")
+    for demo in decide["recorded"]:
+        if demo not in DEMOS or DEMOS[demo].kind != "recorded":
+            raise ValueError(f"decide: {demo!r} is not a recorded demo")
+    demos = {str(s.get("demo", entry.get("demo"))) for s in _selectors(entry).values()}
+    if not {DEMOS[d].extends for d in decide["recorded"]} & demos:
+        raise ValueError(f"decide: {decide['recorded']} extend none of the demos it reads {demos}")
 
 
 def lecture_numbers(entry: dict) -> dict:
@@ -289,8 +312,78 @@ def _format(value: float, fmt: str) -> str:
 def evaluate(entry: dict, tables: dict, settings: dict | None = None) -> Outcome:
     """One claim: select our numbers, run its checks, and name the status.
 
-    `settings` is the config's `demos` mapping (for `settings.KEY` references), or None.
+    `settings` is the config's `demos` mapping (for `settings.KEY` references), or None. A
+    claim with `decide: {recorded: [07.x, …], where: {labels}}` is decided on those recorded
+    seeds (decided_on_recorded); its protocol outcome is kept beside (Outcome.protocol).
     """
+    if "decide" in entry:
+        return decided_on_recorded(entry, tables, settings)
+    return evaluate_protocol(entry, tables, settings)
+
+
+def recorded_table(tables: dict, recorded: list[str], where: dict | None = None):
+    """The recorded demos' tables as one, restricted to `where`'s labels (dropped)."""
+    from lecture17.reporting.robustness import robustness_table  # robustness imports this
+
+    return robustness_table(tables, recorded, where)
+
+
+def decided_on_recorded(entry: dict, tables: dict, settings: dict | None = None) -> Outcome:
+    """The rulebook's "a trained claim is decided on the recorded seeds of its protocol".
+
+    The recorded demos in `decide.recorded` (07.x, fixed files: the same on every machine) stand in
+    for the protocol demo they extend. A claim about one run (per_seed_claim: seed means of one
+    demo) is judged on each recorded seed alone with its own checks, and holds when the rate
+    of seeds on which it holds has its 95 % Wilson interval above 1/2 (a typical run of the
+    protocol shows it; rates.decide), differs below, is not resolvable in between. A claim
+    about the seeds' spread (min, max, seeds) is judged once, on all the recorded seeds. The
+    default build's protocol seeds are evaluated too and kept as `protocol`: shown, never
+    deciding."""
+    from lecture17.experiments import DEMOS
+    from lecture17.reporting.rates import decide
+
+    protocol = evaluate_protocol(entry, tables, settings)
+    recorded = list(entry["decide"]["recorded"])
+    replaced = {DEMOS[d].extends for d in recorded}
+    if missing := [d for d in recorded if d not in tables]:
+        finding = checks.Finding(None, f"本次构建没有记录的运行 not recorded here: {missing}")
+        return Outcome(entry, "missing", findings=[finding], protocol=protocol)
+    table = recorded_table(tables, recorded, entry["decide"].get("where"))
+    plain = {k: v for k, v in entry.items() if k != "decide"}
+    if not per_seed_run_claim(plain):
+        whole = evaluate_protocol(plain, {**tables, **dict.fromkeys(replaced, table)}, settings)
+        whole.protocol = protocol
+        return whole
+    statuses = [
+        evaluate_protocol(
+            plain, {**tables, **dict.fromkeys(replaced, tables_mod.seed_table(table, s))}, settings
+        ).status
+        for s in tables_mod.table_seeds(table)
+    ]
+    judged = [s for s in statuses if s in ("holds", "differs")]
+    if not judged:
+        text = f"记录的 {len(statuses)} 个种子都无法分辨 no recorded seed decides"
+        finding, ok = checks.Finding(None, text), None
+    else:
+        k = sum(s == "holds" for s in judged)
+        ok, text = decide(k, len(judged))
+        finding = checks.Finding(
+            ok, f"记录的种子里讲义的话成立的 recorded seeds on which it holds: {text}"
+        )
+    status = "unresolved" if ok is None else "holds" if ok else "differs"
+    whole = evaluate_protocol(plain, {**tables, **dict.fromkeys(replaced, table)}, settings)
+    return Outcome(
+        entry, status, whole.ours, [finding], whole.numbers, protocol.cells + whole.cells, protocol
+    )
+
+
+def per_seed_run_claim(entry: dict) -> bool:
+    """A claim about one run's numbers: every value a seed mean (no `stat`)."""
+    return all("stat" not in s for s in _selectors(entry).values())
+
+
+def evaluate_protocol(entry: dict, tables: dict, settings: dict | None = None) -> Outcome:
+    """One claim on the tables as given (the protocol's seeds, or a recorded table)."""
     cls = entry["class"]
     if cls == "cited":
         return Outcome(entry, "cited")

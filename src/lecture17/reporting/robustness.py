@@ -110,7 +110,7 @@ def by_seed(
                 [
                     claims_mod.claim_ref(o, html),
                     str(o.entry["lecture"]),
-                    _status_text(claims_mod.verdict(o)),
+                    _status_text(claims_mod.verdict(o.protocol or o)),
                     cell,
                 ]
             )
@@ -129,7 +129,7 @@ def _judge(entry: dict, protocol: str, table, settings) -> str:
     pair up (a cell with no step count) cannot be judged: not resolvable."""
     tables = table if isinstance(table, dict) else {protocol: table}
     try:
-        return ledger_mod.evaluate(entry, tables, settings).status
+        return ledger_mod.evaluate_protocol(entry, tables, settings).status
     except (ValueError, IndexError):
         return "unresolved"
 
