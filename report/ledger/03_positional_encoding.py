@@ -4,6 +4,8 @@ Each takes the entry's checks.Context and returns a Finding with the numbers it 
 Curves are read in the table's row order, which is the config's order (ascending distances).
 """
 
+import math
+
 import numpy as np
 
 from lecture17.reporting.checks import Finding, check
@@ -60,12 +62,48 @@ def c072_as_good_as_sinusoidal(v) -> Finding:
 
 @check
 def c075_learned_almost_nothing(v) -> Finding:
-    """The scaled row's gain over chance is below half of the unscaled sinusoidal row's."""
+    """Rulebook R10, "几乎什么也没学会": the scaled row got less than a quarter of the way
+    from chance to a perfect score (nearer "nothing" than "half learned"; the lecture's own
+    0.261 / 0.281 are 13–15 % of the way), and below the unscaled row that learned."""
     gain, full = _gain(v, "scaled"), _gain(v, "sinusoidal")
+    chance = float(v["chance"][0])
+    room = (1 - chance) / 4
     return Finding(
-        gain < full / 2,
-        f"乘 √d_model 后比瞎猜高 scaled gains {gain:.3f} < 正弦编码的一半 "
-        f"half of sinusoidal's {full:.3f}",
+        bool(gain < room and gain < full),
+        f"乘 √d_model 后比瞎猜高 scaled gains {gain:.3f} < 从瞎猜到全对的四分之一 a quarter of "
+        f"the way from chance {chance:.3f} to 1 = {room:.3f}，且低于正弦编码的 below "
+        f"sinusoidal's {full:.3f}",
+    )
+
+
+# §6.6's embedding norm: an N(0, 1) embedding of the task's vocabulary (training.VOCAB_SIZE =
+# 13 rows: PAD, BOS, EOS and 10 symbols; tests/reporting/test_ledger.py checks the number)
+VOCAB = 13
+
+
+def chi_moments(d: int) -> tuple[float, float]:
+    """Mean and sd of ‖x‖ for x ~ N(0, I_d): E = √2 Γ((d + 1)/2) / Γ(d/2), Var = d − E²."""
+    mean = math.sqrt(2) * math.exp(math.lgamma((d + 1) / 2) - math.lgamma(d / 2))
+    return mean, math.sqrt(d - mean * mean)
+
+
+@check
+def c073_norm_within_sampling_error(v) -> Finding:
+    """Rulebook R2/R3: the lecture states the distribution (nn.Embedding's N(0, 1), d_model),
+    so its 8.21 is a Monte Carlo estimate over VOCAB rows: every seed within half a unit plus
+    4 √2 standard errors (its number is another draw of the same size) of it, the standard
+    error exact, sd(‖x‖)/√VOCAB. An N(0, 1/d) embedding (‖x‖ ≈ 1, §6.6's warning) fails."""
+    d = int(v.get("settings.d_model")[0])
+    _, sd = chi_moments(d)
+    lecture = float(v.get("lecture")[0])
+    tol = 0.005 + 4 * math.sqrt(2) * sd / math.sqrt(VOCAB)
+    lo, hi = float(np.min(v["norm_min"])), float(np.max(v["norm_max"]))
+    worst = max(abs(lo - lecture), abs(hi - lecture))
+    return Finding(
+        worst <= tol,
+        f"每个种子的平均长度 every seed's mean norm {lo:.2f}–{hi:.2f}，离讲义 {lecture:g} 最远 "
+        f"{worst:.2f} ≤ 半个末位 + 4√2 个标准误 half a unit + 4√2 SE = {tol:.2f}"
+        f"（sd(‖x‖) = {sd:.3f}，{VOCAB} 行 rows，d_model {d}）",
     )
 
 

@@ -291,3 +291,30 @@ def test_each_word_of_the_vocabulary_can_hold_and_fail(word, args, expected):
         {"a": [1.0, 2.0], "b": [3.0], "c": [2.04], "e": [0.55]}, {"": 2.0}, "2.0", {"n": 4}, ".1f"
     )
     assert checks.VOCABULARY[word](context, **args).ok is expected
+
+
+def test_the_embedding_rule_reads_the_tasks_vocabulary_and_catches_a_small_init():
+    """C073's standard error counts the task's vocabulary rows (training.VOCAB_SIZE) and an
+    N(0, 1/d) embedding (‖x‖ ≈ 1, the mistake §6.6 warns about) fails it."""
+    from lecture17 import training
+
+    entries()  # loads the predicate files
+    module = next(m for path, m in ledger.MODULES.items() if path.stem == "03_positional_encoding")
+    assert module.VOCAB == training.VOCAB_SIZE
+    mean, sd = module.chi_moments(64)
+    assert abs(mean - 7.9688) < 1e-4 and abs(mean**2 + sd**2 - 64) < 1e-9  # E‖x‖, E‖x‖² = d
+    entry = next(e for e in entries() if e["id"] == "C073")
+    assert verdict_on_values(entry, {"norm": [8.0], "norm_min": [7.9], "norm_max": [8.1]})
+    assert not verdict_on_values(entry, {"norm": [1.0], "norm_min": [0.9], "norm_max": [1.1]})
+
+
+def test_the_sampled_word_follows_the_lecture_digits_and_the_seed_count():
+    """Rulebook R4: half a unit + 4 SE of the difference, σ the larger of the seeds' spread and
+    one run's binomial error; more seeds of ours, a tighter band."""
+    values = {"x": [0.503], "sd": [0.012], "n": [10.0], "t": [500.0]}
+    context = checks.Context(values, {"": 0.594}, "0.594", {}, ".3f")
+    assert (
+        checks.VOCABULARY["sampled"](context, "x", "sd", "n", "t", 0.001, n_lecture=3).ok is False
+    )
+    context = checks.Context({**values, "x": [0.56]}, {"": 0.594}, "0.594", {}, ".3f")
+    assert checks.VOCABULARY["sampled"](context, "x", "sd", "n", "t", 0.001, n_lecture=3).ok is True

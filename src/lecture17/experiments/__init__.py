@@ -279,6 +279,16 @@ _REGISTRY = [
         extends="05.3",
     ),
     Demo(
+        "07.8",
+        "transformer_vs_rnn.reversal_comparison",
+        "§9.2",
+        "Transformer vs GRU：更多种子",
+        kind="recorded",
+        rule="robustness_seq2seq",
+        timings=("ms_per_step", "ms_train_total"),
+        extends="05.1",
+    ),
+    Demo(
         "08.1",
         "transformer_vs_rnn.reversal_comparison",
         "§13",

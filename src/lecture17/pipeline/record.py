@@ -53,9 +53,18 @@ def code_hashes(demo: str, root: Path = Path(".")) -> dict[str, str]:
     }
 
 
-def write(folder: Path, demo: str, settings: dict, device: str, machine: str = "") -> None:
-    """record.json for the runs of `demo` just written under `folder` (= <root>/<demo>)."""
+def write(
+    folder: Path,
+    demo: str,
+    settings: dict,
+    device: str,
+    machine: str = "",
+    earlier: dict | None = None,
+) -> None:
+    """record.json for the runs of `demo` just written under `folder` (= <root>/<demo>);
+    `earlier`: the jobs kept from an earlier recording (restore), with its machine and date."""
     record = {
+        **({"earlier": earlier} if earlier else {}),
         "demo": demo,
         "settings": settings,
         "code": code_hashes(demo),
@@ -91,7 +100,7 @@ def store(
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(source, target)
     settings = {**spec["settings"], **({"device": device} if spec.get("grid") else {})}
-    write(partial, demo, settings, device, machine)
+    write(partial, demo, settings, device, machine, kept_from(folder, partial))
     old = Path(root, f".{demo}.old")
     shutil.rmtree(old, ignore_errors=True)
     if folder.exists():
@@ -99,6 +108,26 @@ def store(
     partial.rename(folder)
     shutil.rmtree(old, ignore_errors=True)
     return folder
+
+
+def kept_from(old: Path, new: Path) -> dict | None:
+    """The run CSVs of the new recording `new` that are byte-identical to the old one's (jobs
+    restored, not rerun): their count, and the old record's machine and date (or its own
+    `earlier`, when it had kept them too)."""
+    before = read(old)
+    if before is None:
+        return None
+    same = [
+        p
+        for p in Path(new).rglob("seed*.csv")
+        if not p.name.endswith(".timing.csv")
+        and (old / p.relative_to(new)).is_file()
+        and (old / p.relative_to(new)).read_bytes() == p.read_bytes()
+    ]
+    if not same:
+        return None
+    source = before.get("earlier") or before
+    return {"jobs": len(same), "machine": source.get("machine"), "recorded": source.get("recorded")}
 
 
 def read(folder: Path) -> dict | None:
@@ -113,6 +142,7 @@ def problems(
     repo: Path = Path("."),
     *,
     behaviour: bool = True,
+    missing_ok: bool = False,
 ) -> list[str]:
     """Why the runs recorded under <root>/<demo>/ are not what this checkout's config and code
     would compute ([] when they are): each reason in a sentence, with what to do.
@@ -127,7 +157,7 @@ def problems(
     found = []
     files = [p for path, _, _ in jobs(demo, spec, root) for p in (path, str(timing_path(path)))]
     missing = [p for p in files if not Path(p).is_file()]
-    if missing:
+    if missing and not missing_ok:  # missing_ok: new seeds to record (restore)
         found.append(f"{len(missing)} run files missing, e.g. {missing[0]}")
     settings = {k: v for k, v in record["settings"].items() if k != "device"}
     if settings != spec["settings"]:
@@ -164,6 +194,26 @@ def vouched_by(demo: str, root: str = MEASURED, repo: Path = Path(".")) -> str:
     fingerprint vouches (call after problems() found none)."""
     record = read(Path(root, demo)) or {}
     return "behaviour" if code_changes(demo, record, repo) else "hashes"
+
+
+def restore(demo: str, spec: dict, results: str = "results", root: str = MEASURED) -> int:
+    """Copy a still-valid recording's run files back into `results` (those not there yet,
+    touched now), so that `snakemake robustness` runs only the jobs it lacks (new seeds) and the
+    `record` rule then stores them all. A recording with other settings or other behaviour is
+    refused. Returns the number of jobs restored."""
+    if found := problems(demo, spec, root, missing_ok=True):
+        raise ValueError(f"{root}/{demo}: not restored, the recording is stale: {found}")
+    restored = 0
+    for path, _, _ in jobs(demo, spec, root):
+        if not Path(path).is_file():
+            continue
+        for source in (Path(path), timing_path(path)):
+            target = Path(results, source.relative_to(root))
+            if not target.is_file():
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(source, target)  # copyfile: the mtime is now's
+        restored += 1
+    return restored
 
 
 def rerun_hint(demo: str, device: str) -> str:

@@ -179,6 +179,27 @@ def within_se(c: Context, value, n, of="lecture", k=3.0) -> Finding:
     )
 
 
+@word("sampled", {"value", "sd", "n", "n_test", "unit"}, {"of", "n_lecture"})
+def sampled(c: Context, value, sd, n, n_test, unit, of="lecture", n_lecture=1) -> Finding:
+    """Rulebook R4, a trained share quoted as a number: our mean of n seeds against the
+    lecture's mean of n_lecture, within half a unit of its printed digits plus 4 standard errors
+    of the difference, σ √(1/n + 1/n_lecture), σ the larger of the seeds' spread and the
+    binomial error of one run on n_test samples (√(p(1 − p)/n_test) at the lecture's p)."""
+    ours, spread = c.get(value), c.get(sd)
+    seeds, p = c.get(n), float(c.get(of)[0])
+    tests, half = float(np.prod(c.get(n_test))), float(unit) / 2
+    sigma = np.maximum(spread, math.sqrt(max(p * (1 - p), 0.0) / tests))
+    tol = half + 4 * sigma * np.sqrt(1 / seeds + 1 / float(n_lecture))
+    gap = np.abs(ours - p)
+    return Finding(
+        bool(np.all(gap <= tol)),
+        f"{c.show(value)}（{', '.join(f'{k:.0f}' for k in np.atleast_1d(seeds))} 个种子的平均 "
+        f"seed mean）离讲义 {p:g} 差 {', '.join(f'{g:.3f}' for g in np.atleast_1d(gap))}，"
+        f"容差 tolerance {', '.join(f'{t:.3f}' for t in np.atleast_1d(tol))}"
+        f"（半个末位 + 4 个标准误 half a unit + 4 SE，{n_lecture} 个讲义种子 lecture seeds）",
+    )
+
+
 @word("equal", {"value", "to"})
 def equal(c: Context, value, to) -> Finding:
     v, ref = c.get(value), c.get(to)
