@@ -318,3 +318,60 @@ def test_the_sampled_word_follows_the_lecture_digits_and_the_seed_count():
     )
     context = checks.Context({**values, "x": [0.56]}, {"": 0.594}, "0.594", {}, ".3f")
     assert checks.VOCABULARY["sampled"](context, "x", "sd", "n", "t", 0.001, n_lecture=3).ok is True
+
+
+def _resampled(table, rng):
+    """The table as another sample of its seeds: every seed's value moved by up to the row's
+    seed spread (its std, or its range where the std is 0), means and ranges recomputed."""
+    table = copy.deepcopy(table)
+    if "seeds" not in table.columns:
+        return table
+    texts = []
+    for _, row in table.iterrows():
+        per = aggregate_mod.per_seed(row["seeds"])
+        if not per:
+            texts.append(row["seeds"])
+            continue
+        spread = float(row["std"]) if float(row["std"]) > 0 else float(row["max"] - row["min"])
+        values = np.array(list(per.values())) + spread * rng.uniform(-1, 1, len(per))
+        texts.append(" ".join(f"{s}:{float(x)!r}" for s, x in zip(per, values, strict=True)))
+    table["seeds"] = texts
+    values = [np.array(list(aggregate_mod.per_seed(t).values())) for t in texts]
+    table["mean"] = [v.mean() if len(v) else m for v, m in zip(values, table["mean"], strict=True)]
+    table["min"] = [v.min() if len(v) else m for v, m in zip(values, table["min"], strict=True)]
+    table["max"] = [v.max() if len(v) else m for v, m in zip(values, table["max"], strict=True)]
+    return table
+
+
+def test_no_counted_verdict_moves_when_the_protocol_seeds_are_resampled():
+    """A counted verdict is a fact about the lecture and the code, not about one CPU's sample
+    of the default build's trained runs: resampling every trained protocol table (02.3, 03.5,
+    04.3, 05.1, 05.3) within its seed spread — what another CPU does — changes no counted
+    claim's status (they are decided on the recorded seeds, which are the same everywhere)."""
+    tables = reference_tables()
+    trained = [d for d, demo in DEMOS.items() if demo.kind == "training" and d in tables]
+    assert {"02.3", "03.5", "04.3", "05.1", "05.3"} <= set(trained)
+    counted = [e for e in entries() if e["class"] in ledger.COUNTED]
+    before = {o.entry["id"]: o.status for o in ledger.evaluate_all(counted, tables, config())}
+    for draw in range(3):
+        rng = np.random.default_rng(draw)
+        other = {**tables, **{d: _resampled(tables[d], rng) for d in trained}}
+        after = {o.entry["id"]: o.status for o in ledger.evaluate_all(counted, other, config())}
+        moved = {k: (before[k], after[k]) for k in before if before[k] != after[k]}
+        assert not moved, f"draw {draw}: counted verdicts that follow the protocol sample: {moved}"
+
+
+def test_the_resampling_moves_verdicts_that_read_the_protocol_seeds():
+    """The test above can fail: the same claims read on the protocol seeds alone (no `decide`)
+    move under the same resampling."""
+    tables = reference_tables()
+    trained = [d for d, demo in DEMOS.items() if demo.kind == "training" and d in tables]
+    plain = [{k: v for k, v in e.items() if k != "decide"} for e in entries() if "decide" in e]
+    before = {o.entry["id"]: o.status for o in ledger.evaluate_all(plain, tables, config())}
+    moved = set()
+    for draw in range(3):
+        rng = np.random.default_rng(draw)
+        other = {**tables, **{d: _resampled(tables[d], rng) for d in trained}}
+        after = ledger.evaluate_all(plain, other, config())
+        moved |= {o.entry["id"] for o in after if o.status != before[o.entry["id"]]}
+    assert moved, "no protocol-seed verdict moved: the resampling has no power"
