@@ -73,7 +73,7 @@ def test_rules_group_one_module_and_kind_and_keep_their_names():
         "robustness_lookup": ["07.1", "07.2"],
         "robustness_pe": ["07.3"],
         "robustness_layers": ["07.4"],
-        "robustness_seq2seq": ["07.5", "07.6", "07.7"],
+        "robustness_seq2seq": ["07.5", "07.6", "07.7", "07.8"],
         "exercise_runs_seq2seq": ["08.1"],
         "exercise_runs_pe": ["08.2", "08.3"],
         "exercises": ["13.1"],

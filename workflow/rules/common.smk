@@ -168,3 +168,10 @@ ALL_CODE = code(
     "lecture17.pipeline.job",
     *{f"lecture17.experiments.{DEMOS[d].module}" for d in config["demos"]},
 )
+
+
+def job_threads(wildcards):
+    """A timing demo's job (its registry entry says `alone`) takes every core of the build, so
+    nothing runs beside it while it is timed; it still computes on one thread (shell.prefix).
+    """
+    return workflow.cores if DEMOS[wildcards.demo].alone else 1

@@ -10,12 +10,6 @@
 GPU_RESOURCES = {"mem_mb": 16000, "runtime": 30}
 
 
-def job_threads(wildcards):
-    """A timing demo's job (its registry entry says `alone`) takes every core of the build, so
-    nothing runs beside it while it is timed; it still computes on one thread (shell.prefix)."""
-    return workflow.cores if DEMOS[wildcards.demo].alone else 1
-
-
 for _rule, _demos in EXPERIMENT_RULES.items():
     if _demos[0].kind != "analytic":
         continue
@@ -35,9 +29,9 @@ for _rule, _demos in EXPERIMENT_RULES.items():
             f"benchmarks/{_rule}/{{demo}}/seed{{seed}}.tsv"
         wildcard_constraints:
             demo=demo_pattern(_demos),
-        threads: job_threads
         conda:
             "../../environment.yml"
+        threads: job_threads
         params:
             settings=settings_json,
             registry=registry_entry,
@@ -65,9 +59,9 @@ for _rule, _demos in EXPERIMENT_RULES.items():
             f"benchmarks/{_rule}/{{demo}}/{{setting}}/seed{{seed}}.tsv"
         wildcard_constraints:
             demo=demo_pattern(_demos),
-        threads: job_threads
         conda:
             "../../environment.yml"
+        threads: job_threads
         resources:
             **(GPU_RESOURCES if _demos[0].kind == "gpu" else {}),
             gpu=lambda w: int(config["device"] == "cuda"),
