@@ -177,7 +177,7 @@ _REGISTRY = [
         "速度",
         kind="training",
         rule="transformer_vs_rnn",
-        timings=_STEP_TIMES,
+        timings=(*_STEP_TIMES, "ms_per_step_q1", "ms_per_step_q3"),
         alone=True,
     ),
     # 06 beyond the lecture: its "at scale" claims made concrete (§8.4, §9.5, §10.4)

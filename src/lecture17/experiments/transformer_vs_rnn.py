@@ -332,7 +332,9 @@ def step_time(
 ) -> pd.DataFrame:
     """ms per training step (training.train_step, train()'s step: forward, loss, backward,
     Adam step; batch drawn outside the clock): median of timed_steps steps after warmup_steps
-    untimed ones, single thread (§9.5). Machine-dependent: timings differ on every run."""
+    untimed ones, with their quartiles (the spread a verdict on it must allow), single thread
+    (§9.5); the job runs with no other job beside it (registry `alone`). Machine-dependent:
+    timings differ on every run."""
     _check(model=model, seq_len=seq_len, sizes=sizes, device=device)
     if warmup_steps < 0 or timed_steps <= 0:
         raise ValueError(
@@ -352,5 +354,6 @@ def step_time(
         for _ in range(warmup_steps + timed_steps):
             batch = training.to_device(task.sample(data, batch_size), device)  # outside the clock
             seconds.append(timed(training.train_step, task, net, batch, opt, device=device)[1])
-    ms = 1e3 * float(np.median(seconds[warmup_steps:]))
-    return tidy([row("ms_per_step", ms)], [])
+    q1, median, q3 = (1e3 * float(q) for q in np.percentile(seconds[warmup_steps:], [25, 50, 75]))
+    quantities = {"ms_per_step": median, "ms_per_step_q1": q1, "ms_per_step_q3": q3}
+    return tidy([row(name, ms) for name, ms in quantities.items()], [])
