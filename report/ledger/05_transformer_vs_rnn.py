@@ -236,6 +236,32 @@ def c002_script_05_under_two_minutes(v) -> Finding:
 # (the lecture's numbers where it gives them; the rest chosen to be consistent with them)
 
 EXAMPLES = {
+    "C107": {  # "都是 0": no test sequence right at L = 16 and 32; and one right
+        "holds": {"gru_16_32": [0.0, 0.0]},
+        "fails": {"gru_16_32": [0.002, 0.0]},
+    },
+    "C113": {  # the lecture's 0.88, 0.53 and its trend; ours: t = 2 far above 0.53
+        "holds": {
+            "p12": [0.88, 0.53],
+            "p1": [0.88],
+            "p2": [0.53],
+            "p_rest": [0.3],
+            "p1_sd": [0.01],
+            "p2_sd": [0.02],
+            "p_n": [10],
+            "settings.train.n_test": [500],
+        },
+        "fails": {
+            "p12": [0.93, 0.66],
+            "p1": [0.93],
+            "p2": [0.66],
+            "p_rest": [0.3],
+            "p1_sd": [0.01],
+            "p2_sd": [0.02],
+            "p_n": [10],
+            "settings.train.n_test": [500],
+        },
+    },
     "C115": {  # the lecture's band, and a model that keeps every position right
         "holds": {
             "first": [1.0, 0.99, 0.98, 0.97],

@@ -280,7 +280,9 @@ def test_a_luong_reading_is_05_1s_gru_attention_with_that_reading(score, input_f
 def test_step_time_table():
     table = timing("gru")
     assert list(table.columns) == ["quantity", "value"]
-    assert table["quantity"].tolist() == ["ms_per_step"] and table["value"].iloc[0] > 0
+    assert table["quantity"].tolist() == ["ms_per_step", "ms_per_step_q1", "ms_per_step_q3"]
+    q1, median, q3 = (float(table["value"].iloc[i]) for i in (1, 0, 2))
+    assert 0 < q1 <= median <= q3  # the median of the timed steps within its quartiles
 
 
 # -------------------------------------------------------------------------------------------
