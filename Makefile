@@ -9,7 +9,7 @@ export OMP_NUM_THREADS := 1
 export OPENBLAS_NUM_THREADS := 1
 export MKL_NUM_THREADS := 1
 
-.PHONY: setup report robustness test lint reference readme slurm-profile slurm-test screenshots browser-test clean
+.PHONY: setup report robustness test lint reference readme mutants slurm-profile slurm-test screenshots browser-test clean
 .DEFAULT_GOAL := report
 
 $(VENV)/.installed: requirements.txt pyproject.toml
@@ -36,10 +36,22 @@ test: setup
 	pytest -n 2 --dist loadfile
 
 lint: setup
-	ruff check src tests bench workflow/scripts report/ledger
-	ruff format --check src tests bench workflow/scripts report/ledger
+	ruff check src tests bench workflow/scripts report/ledger mutants
+	ruff format --check src tests bench workflow/scripts report/ledger mutants
 	snakefmt --check Snakefile workflow
 	snakemake --lint
+
+# Mutation testing (not part of CI; mutants/README.md): each mutant of mutants/catalogue.py in a
+# copy of the repository, rebuilt on the reduced protocol (mutants/protocol.yaml) against a
+# cached control build, judged by `diff` and the counted verdicts, then the mutated module's
+# tests; a second control under a simulated other CPU gives the false-catch rate. Results:
+# mutants/results.csv, the tables in README.md and the report's appendix. About 90 minutes on
+# 2 cores (README). One mutant: make mutants MUTANTS=warmup_never_caps
+MUTANTS ?=
+MUTANT_CORES ?= 2
+mutants: setup
+	PYTHONPATH=src nice -n 19 python -m mutants.run --cores $(MUTANT_CORES) --false-catch $(MUTANTS)
+	PYTHONPATH=src python -m mutants.table
 
 # The committed reference build (report/reference/) and the README's "关于实验结果" come from
 # one full build; regenerate them with this command, never by hand.

@@ -1,0 +1,267 @@
+"""The catalogue: plausible bugs in the lecture's code, one small named patch each.
+
+Each mutant is a mistake a student writing this code makes, written from the code (where the
+lecture's pitfalls and the usual slips live), not from what the ledger happens to check. It
+names its file and its function ("warmup_lr", "MultiHeadAttention.forward"); `old` must occur
+exactly once in that function's source and becomes `new` (mutants/patch.py finds the function
+with `ast`, so a moved function still patches and a renamed one fails, naming the mutant).
+`code` says whose code it edits: "analytic" (attention_numpy.py, the numpy blocks that no demo
+trains) or "trained" (tiny_transformer.py and training.py, the models and the loop the trained
+demos run; a few of their functions also feed analytic demos, e.g. the KV cache of 06.2).
+
+Only bugs that can reach a number this project computes are here: its tasks have no padding
+and its models no dropout, so no padding-only or dropout bug is listed.
+"""
+
+from dataclasses import dataclass
+
+NUMPY = "src/lecture17/attention_numpy.py"
+TORCH = "src/lecture17/tiny_transformer.py"
+TRAINING = "src/lecture17/training.py"
+CODES = ("analytic", "trained")
+
+
+@dataclass(frozen=True)
+class Mutant:
+    name: str
+    file: str  # relative to the repository root
+    function: str  # "function" or "Class.method", located with ast
+    old: str  # occurs exactly once in that function's source
+    new: str
+    mistake: str  # the student's mistake, one line
+    code: str  # "analytic" or "trained"
+
+    def __post_init__(self):
+        if self.code not in CODES:
+            raise ValueError(f"mutant {self.name}: code {self.code!r}, expected one of {CODES}")
+        if self.old == self.new:
+            raise ValueError(f"mutant {self.name}: old and new are the same")
+
+
+def _numpy(name, function, old, new, mistake):
+    return Mutant(name, NUMPY, function, old, new, mistake, "analytic")
+
+
+def _torch(name, function, old, new, mistake, file=TORCH):
+    return Mutant(name, file, function, old, new, mistake, "trained")
+
+
+def _training(name, function, old, new, mistake):
+    return _torch(name, function, old, new, mistake, file=TRAINING)
+
+
+CATALOGUE = [
+    # --- attention_numpy.py: the numpy blocks (§2–§8, §10.4) ---------------------------------
+    _numpy(
+        "softmax_no_max_shift",
+        "softmax",
+        "shifted = x - np.max(x, axis=axis, keepdims=True)",
+        "shifted = x",
+        "softmax without subtracting the row max: exp overflows on large scores",
+    ),
+    _numpy(
+        "sdpa_divides_by_d_k",
+        "scaled_dot_product_attention",
+        "Q = Q / np.sqrt(dtype.type(Q.shape[-1]))",
+        "Q = Q / dtype.type(Q.shape[-1])",
+        "scores divided by d_k instead of sqrt(d_k)",
+    ),
+    _numpy(
+        "sdpa_mask_inverted",
+        "scaled_dot_product_attention",
+        "scores = scores + (1 - mask) * dtype.type(-1e9)",
+        "scores = scores + mask * dtype.type(-1e9)",
+        "mask convention flipped (§12 pitfall 7): -1e9 where the mask says 'may attend'",
+    ),
+    _numpy(
+        "split_heads_reshape_only",
+        "split_heads",
+        "x = x.reshape(b, n, n_heads, d_model // n_heads)  # (b, n, h, d_k)\n"
+        "    return x.transpose(0, 2, 1, 3)",
+        "return x.reshape(b, n_heads, n, d_model // n_heads)",
+        "heads split by a reshape to (b, h, n, d_k) without the transpose: heads mix tokens",
+    ),
+    _numpy(
+        "mha_params_not_transposed",
+        "mha_params_from_torch",
+        'params[f"W_{p}"] = in_weight[i * d : (i + 1) * d].T',
+        'params[f"W_{p}"] = in_weight[i * d : (i + 1) * d]',
+        "PyTorch's (out, in) in_proj weights copied without the transpose",
+    ),
+    _numpy(
+        "mha_param_count_no_biases",
+        "count_mha_params",
+        "return 4 * d_model**2 + 4 * d_model",
+        "return 4 * d_model**2",
+        "multi-head attention's parameters counted without the four biases",
+    ),
+    _numpy(
+        "pe_frequency_uses_i",
+        "_frequencies",
+        "two_i = np.arange(0, d_model, 2, dtype=np.float64)",
+        "two_i = np.arange(0, d_model // 2, dtype=np.float64)",
+        "PE frequencies 1/10000^(i/d) instead of 1/10000^(2i/d)",
+    ),
+    _numpy(
+        "pe_positions_from_one",
+        "positional_encoding",
+        "angles = np.arange(max_len)[:, np.newaxis]",
+        "angles = np.arange(1, max_len + 1)[:, np.newaxis]",
+        "positions counted from 1 instead of 0",
+    ),
+    _numpy(
+        "shift_matrix_sign",
+        "relative_shift_matrix",
+        "M[even, even + 1] = -np.sin(angle)",
+        "M[even, even + 1] = np.sin(angle)",
+        "sign slip in the rotation block of M_k",
+    ),
+    _numpy(
+        "layer_norm_unbiased_variance",
+        "layer_norm",
+        "var = ((x - mean) ** 2).mean(axis=-1, keepdims=True)",
+        "var = x.var(axis=-1, ddof=1, keepdims=True)",
+        "LayerNorm with the unbiased variance (ddof=1) of some teaching code",
+    ),
+    _numpy(
+        "pre_ln_drops_residual",
+        "_residual",
+        'return x + sublayer(layer_norm(x, norm["gamma"], norm["beta"]))',
+        'return sublayer(layer_norm(x, norm["gamma"], norm["beta"]))',
+        "Pre-LN sublayer without its residual connection",
+    ),
+    _numpy(
+        "look_ahead_sees_next",
+        "create_look_ahead_mask",
+        "np.tril(np.ones((n, n)))",
+        "np.tril(np.ones((n, n)), k=1)",
+        "look-ahead mask off by one: position t also sees t + 1",
+    ),
+    _numpy(
+        "cross_attention_reads_decoder",
+        "decoder_layer_forward",
+        'multi_head_attention(h, kv, params["cross_attn"], n_heads, memory_mask)',
+        'multi_head_attention(h, h, params["cross_attn"], n_heads, memory_mask)',
+        "cross-attention takes K and V from the decoder instead of the encoder memory",
+    ),
+    _numpy(
+        "tiled_no_rescale",
+        "_attend_query_block",
+        "acc = rescale * acc + p @ V[..., keys, :]",
+        "acc = acc + p @ V[..., keys, :]",
+        "online softmax that rescales the denominator but not the running numerator",
+    ),
+    # --- tiny_transformer.py: the PyTorch models (§5–§9, §8.4) --------------------------------
+    _torch(
+        "fused_scale_flag_inverted",
+        "MultiHeadAttention.forward",
+        "scale=None if self.scale else 1.0,",
+        "scale=1.0 if self.scale else None,",
+        "SDPA's `scale` misread (1.0 taken for 'scale on'): the model trains unscaled",
+    ),
+    _torch(
+        "split_heads_view_only",
+        "MultiHeadAttention.split_heads",
+        "x.view(b, n, self.n_heads, self.d_k).transpose(1, 2)",
+        "x.view(b, self.n_heads, n, self.d_k)",
+        "heads split by a view to (b, h, n, d_k) without the transpose",
+    ),
+    _torch(
+        "decoder_not_causal",
+        "DecoderLayer.forward",
+        "memory_mask=None, is_causal=True)",
+        "memory_mask=None, is_causal=False)",
+        "decoder self-attention without the look-ahead mask: teacher forcing sees the answer",
+    ),
+    _torch(
+        "causal_mask_sees_next",
+        "causal_mask",
+        ".tril()",
+        ".tril(1)",
+        "look-ahead mask off by one: query t also sees key t + 1",
+    ),
+    _torch(
+        "encoder_ignores_norm_first",
+        "Encoder.__init__",
+        "EncoderLayer(c.d_model, c.n_heads, c.d_ff, c.norm_first, c.scale)",
+        "EncoderLayer(c.d_model, c.n_heads, c.d_ff, scale=c.scale)",
+        "the Pre-LN switch not passed to the encoder layers: they stay Post-LN",
+    ),
+    _torch(
+        "learned_pe_frozen",
+        "Embedding.__init__",
+        "self.pe = nn.Parameter(torch.randn(max_len, d_model))",
+        "self.pe = nn.Parameter(torch.randn(max_len, d_model), requires_grad=False)",
+        "learned positional encoding left frozen (requires_grad=False): random codes, untrained",
+    ),
+    _torch(
+        "cached_step_position_zero",
+        "Decoder.step",
+        "x = self.embed(token, start=position)",
+        "x = self.embed(token)",
+        "KV-cache decoding embeds every new token at position 0",
+    ),
+    _torch(
+        "gru_softmax_over_targets",
+        "GRUSeq2Seq.attend",
+        "weights = scores.softmax(dim=-1)",
+        "weights = scores.softmax(dim=1)",
+        "Luong attention normalised over the decoder steps instead of the source positions",
+    ),
+    _torch(
+        "gru_context_from_keys",
+        "GRUSeq2Seq.attend",
+        "context = weights @ enc_states",
+        "context = weights @ keys",
+        "attention averages the projected keys W_a h_s instead of the encoder states h_s",
+    ),
+    # --- training.py: tasks, the loop, evaluation (§4.4, §7.5, §8.4, §9) ---------------------
+    _training(
+        "teacher_forcing_unshifted",
+        "reversal_batch",
+        "return src, torch.cat([bos, reversed_], 1), torch.cat([reversed_, eos], 1)",
+        "return src, torch.cat([reversed_, eos], 1), torch.cat([reversed_, eos], 1)",
+        "teacher forcing without the shift: the decoder's input is the target itself",
+    ),
+    _training(
+        "warmup_starts_at_zero",
+        "warmup_lr",
+        "min(1.0, (step + 1) / warmup)",
+        "min(1.0, step / warmup)",
+        "warmup off by one: the first step has learning rate 0",
+    ),
+    _training(
+        "warmup_never_caps",
+        "warmup_lr",
+        "lr * min(1.0, (step + 1) / warmup)",
+        "lr * (step + 1) / warmup",
+        "warmup without the min(1, ·): the learning rate keeps growing after the warmup",
+    ),
+    _training(
+        "lookup_scale_by_d_k",
+        "LookupAttention.forward",
+        "scores = scores / math.sqrt(self.d_k)",
+        "scores = scores / self.d_k",
+        "look-up scores divided by d_k instead of sqrt(d_k)",
+    ),
+    _training(
+        "test_set_is_training_stream",
+        "evaluation_set",
+        "manual_seed(seed + TEST_SEED_OFFSET)",
+        "manual_seed(seed)",
+        "test set drawn from the training generator's seed: tested on the first training data",
+    ),
+]
+
+MUTANTS = {mutant.name: mutant for mutant in CATALOGUE}
+if len(MUTANTS) != len(CATALOGUE):
+    raise ValueError("each mutant is named once")
+
+
+def select(names=None) -> list[Mutant]:
+    """The mutants named (all by default), in catalogue order; an unknown name fails."""
+    if not names:
+        return list(CATALOGUE)
+    if unknown := sorted(set(names) - set(MUTANTS)):
+        raise ValueError(f"unknown mutants {unknown}; the catalogue has {sorted(MUTANTS)}")
+    return [m for m in CATALOGUE if m.name in set(names)]

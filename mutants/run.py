@@ -1,0 +1,697 @@
+"""`make mutants`: apply each mutant of the catalogue to a copy of the repository, rebuild what
+it reruns on the reduced protocol, and decide whether a reader would catch it.
+
+    python -m mutants.run                       # every mutant, then results.csv and the tables
+    python -m mutants.run warmup_never_caps …   # some mutants (their rows replace the old ones)
+    python -m mutants.run --skip-mutants --false-catch   # only the second control
+    python -m mutants.run --control-only        # build (or find) the control and stop
+
+The control: a copy of the repository (tracked files and new ones git does not ignore, as
+tests/repository.py) with config/mutants.yaml (mutants/protocol.py: the analytic demos at full
+size, the trained and recorded demos on the reduced protocol), built once and cached under
+--work by the hash of what the build reads. Its jobs run with mutants/trace/ on PYTHONPATH:
+each job notes the lecture's functions it called.
+
+A mutant: a copy of the control build with the patch applied (mutants/patch.py). A job that
+never called the mutated function computes exactly what it computed in the control, so it is
+kept (its CSV is marked newer than the patch); Snakemake reruns the others. Then, as a reader,
+in the order that costs least:
+1. the protocol's build: every rerun job of the lecture's demos, the control's recordings kept
+   (their record.json renewed with the mutant's code hashes), aggregates, figures, the report;
+   `python -m lecture17 diff control mutant` and the counted verdicts of both builds: the
+   ledger catches the mutant when a counted verdict changes or a cell differs beyond seed
+   variation (deterministic cells: other printed digits) — one that the second control does
+   not also show (below): a flip that a rebuild on another CPU gives too is resampling;
+2. the tests of the mutated module (TESTS) on the mutated copy, stopping at the first failure
+   (15-17 s a module here; the whole suite is ~12 minutes, 5 hours for the catalogue; --tests
+   uncaught: only when 1 did not catch it);
+3. if they did not either, the recorded demos (07.x, 08.x) it reaches are rerun on the reduced
+   protocol in the mutant's copy, stored as its recordings, and judged as in 1: a mutant that
+   merely stales a recording is judged on the recording rebuilt, never on "stale".
+Decision (decide): caught-by-build (a job or the report fails), caught-by-ledger,
+caught-by-tests, equivalent (every CSV byte-identical to the control's, the tests pass) or
+survivor (a gap: numbers changed, nothing caught it). `stage` in results.csv says how far it
+went: protocol (its demos caught it), tests (they did not; the tests ran and the recorded demos
+were not needed: the tests caught it, or it reaches none), recorded (rebuilt and judged).
+
+The second control (--false-catch): a fresh copy built from scratch like the control but under
+a simulated other CPU (ATEN_CPU_CAPABILITY=avx2 MKL_CBWR=COMPATIBLE: other kernels, other
+rounding, so every trained number is another sample of the same distribution), judged like a
+mutant: a catch there is a false catch. It runs first; its flips and cells (the noise set,
+mutants-noise.json) are then not counted as a mutant's catch (`beyond_noise` in results.csv
+counts the rest), since a rebuild that changes nothing but the rounding shows them too.
+"""
+
+import argparse
+import contextlib
+import csv
+import hashlib
+import io
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+from mutants import protocol
+from mutants.catalogue import NUMPY, TORCH, TRAINING, Mutant, select
+from mutants.patch import apply
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "mutants" / "results.csv"
+WORK = Path(os.environ.get("LECTURE17_MUTANTS_WORK", "/tmp/lecture17-mutants"))
+TRACE = ".mutants-trace"  # in a build folder: one JSON per job, the functions it called
+DONE = ".mutants-build.json"  # in a build folder: written when its build finished
+# what a build reads: a change here builds a new control
+KEYED = ("Snakefile", "config/", "report/ledger/", "report/views/")
+KEYED += ("src/", "workflow/", "mutants/protocol.py", "mutants/protocol.yaml", "mutants/trace/")
+# the tests of each mutated module (the fast, mirrored ones: tests/test_<module>.py)
+TESTS = {
+    NUMPY: ["tests/test_attention_numpy.py"],
+    TORCH: ["tests/test_tiny_transformer.py", "tests/test_torch_models.py"],
+    TRAINING: ["tests/test_training.py"],
+}
+SIMULATED_CPU = {"ATEN_CPU_CAPABILITY": "avx2", "MKL_CBWR": "COMPATIBLE"}
+DECISIONS = ("caught-by-build", "caught-by-ledger", "caught-by-tests", "equivalent", "survivor")
+
+
+# -----------------------------------------------------------------------------
+# the repository, its fingerprint, a copy
+
+
+def repository_files(root: Path = ROOT) -> list[str]:
+    """Tracked files and new ones git does not ignore (tests/repository.py's selection)."""
+    listed = subprocess.run(
+        ["git", "ls-files", "--cached", "--others", "--exclude-standard"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.splitlines()
+    return sorted(name for name in listed if Path(root, name).is_file())
+
+
+def digest(root: Path, names) -> str:
+    h = hashlib.sha256()
+    for name in sorted(names):
+        h.update(name.encode() + b"\0" + Path(root, name).read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+def code_fingerprint(root: Path = ROOT) -> str:
+    """sha256 of the lecture's code: every src/**/*.py, path and bytes."""
+    return digest(root, [str(p.relative_to(root)) for p in Path(root, "src").rglob("*.py")])
+
+
+def build_key(root: Path = ROOT) -> str:
+    """sha256 of everything a build reads (KEYED): the control's cache key."""
+    return digest(root, [n for n in repository_files(root) if n.startswith(KEYED)])
+
+
+def copy_repository(dest: Path, root: Path = ROOT) -> Path:
+    for name in repository_files(root):
+        (dest / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(root / name, dest / name)
+    return dest
+
+
+# -----------------------------------------------------------------------------
+# builds
+
+
+@dataclass
+class Build:
+    folder: Path
+    cores: int
+    env: dict = field(default_factory=dict)  # extra environment (the simulated CPU)
+    trace: bool = True
+
+    def environment(self) -> dict:
+        venv = Path(sys.executable).parent
+        env = dict(os.environ, PATH=f"{venv}{os.pathsep}{os.environ['PATH']}", **self.env)
+        env["PYTHONPATH"] = str(self.folder / "src")
+        if self.trace:  # the jobs' shell prefix puts src/ first; this comes after it
+            env["PYTHONPATH"] += f"{os.pathsep}{self.folder / 'mutants' / 'trace'}"
+            env["LECTURE17_TRACE_SRC"] = str(self.folder / "src" / "lecture17")
+            env["LECTURE17_TRACE_DIR"] = str(self.folder / TRACE)
+        for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+            env[name] = "1"
+        return env
+
+    def run(self, command: list[str], log: str) -> bool:
+        start = time.monotonic()
+        with open(self.folder / log, "a", encoding="utf-8") as out:
+            print(f"$ {' '.join(command)[:300]}", file=out, flush=True)
+            done = subprocess.run(
+                command, cwd=self.folder, env=self.environment(), stdout=out, stderr=out
+            )
+            print(f"# {time.monotonic() - start:.1f} s, exit {done.returncode}", file=out)
+        return done.returncode == 0
+
+    def snakemake(self, *targets: str) -> bool:
+        command = [sys.executable, "-m", "snakemake", "--cores", str(self.cores)]
+        command += ["--configfile", protocol.CONFIG, "--replace-workflow-config", *targets]
+        return self.run(command, "mutants-build.log")
+
+    def python(self, code: str) -> bool:
+        return self.run([sys.executable, "-c", code], "mutants-build.log")
+
+
+def demos_of(build: Build) -> dict:
+    return yaml.safe_load((build.folder / protocol.CONFIG).read_text(encoding="utf-8"))["demos"]
+
+
+def run_csvs(demos: dict, recorded: bool) -> list[str]:
+    """The run CSVs of the lecture's demos (recorded=False) or of the recorded ones (07.x, 08.x)
+    in a CPU build; GPU-only demos and views have none."""
+    from lecture17.experiments import DEMOS
+    from lecture17.pipeline.job import jobs
+
+    paths = []
+    for demo, spec in demos.items():
+        kind = DEMOS[demo].kind
+        if kind == "view" or "cpu" not in spec.get("devices", ["cpu"]):
+            continue
+        if (kind == "recorded") == recorded:
+            paths += [path for path, _, _ in jobs(demo, spec)]
+    return paths
+
+
+STORE = """
+import yaml
+from pathlib import Path
+from lecture17.pipeline import record
+from lecture17.experiments import DEMOS
+demos = yaml.safe_load(open({config!r}, encoding="utf-8"))["demos"]
+machine = "make mutants (reduced protocol)"
+for demo, spec in demos.items():
+    if DEMOS[demo].kind != "recorded":
+        continue
+    if {rerun!r} is None or demo in {rerun!r}:
+        record.store(demo, spec, "cpu", machine)
+    else:  # its runs are the control's: only the code hashes change
+        settings = {{**spec["settings"], **({{"device": "cpu"}} if spec.get("grid") else {{}})}}
+        record.write(Path(record.MEASURED, demo), demo, settings, "cpu", machine)
+"""
+
+
+def store_recordings(build: Build, rerun: set[str] | None = None) -> bool:
+    """Every recorded demo's runs in results/ → report/measured/<demo>/ with this copy's code
+    hashes (pipeline/record.py store; no fingerprint: the hashes vouch). With `rerun` (a
+    mutant's copy), only those demos' runs are copied; the others keep the control's runs,
+    which their jobs would compute again, and get a record.json with this code's hashes."""
+    chosen = None if rerun is None else sorted(rerun)
+    return build.python(STORE.format(config=protocol.CONFIG, rerun=chosen))
+
+
+def build_runs(build: Build, lecture: bool = True, recorded: bool = True) -> bool:
+    """The run CSVs of the lecture's demos and/or of the recorded ones, in one Snakemake call."""
+    demos = demos_of(build)
+    targets = run_csvs(demos, False) if lecture else []
+    return build.snakemake(*targets, *(run_csvs(demos, True) if recorded else []))
+
+
+def build_report(build: Build, rerun: set[str] | None = None) -> bool:
+    """The recordings stored, then the default build (the report is always rewritten, so its
+    manifest is newer than every run CSV, also when the rerun runs changed no table)."""
+    return store_recordings(build, rerun) and build.snakemake("--forcerun", "report")
+
+
+def full_build(build: Build) -> dict:
+    """A control (or second control) from scratch: every run, the recordings, the report."""
+    start = time.monotonic()
+    ok = build_runs(build) and build_report(build)
+    if not ok:
+        raise RuntimeError(f"the build in {build.folder} failed: see mutants-build.log there")
+    info = {"seconds": round(time.monotonic() - start, 1), "cores": build.cores, "env": build.env}
+    (build.folder / DONE).write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
+    return info
+
+
+def fresh_copy(folder: Path, overlay: Path) -> Path:
+    """A new copy of the repository with config/mutants.yaml from `overlay`."""
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    copy_repository(folder)
+    protocol.write(folder, overlay)
+    return folder
+
+
+def control_key(overlay: Path) -> str:
+    return hashlib.sha256((build_key() + Path(overlay).read_text()).encode()).hexdigest()[:12]
+
+
+def control(work: Path, cores: int, overlay: Path = protocol.OVERLAY) -> Path:
+    """The cached control build of this code and protocol (built when missing)."""
+    folder = work / f"control-{control_key(overlay)}"
+    if not (folder / DONE).is_file():
+        full_build(Build(fresh_copy(folder, overlay), cores))
+    return folder
+
+
+# -----------------------------------------------------------------------------
+# which jobs a mutant reaches
+
+
+def traces(folder: Path) -> dict[str, list[str]]:
+    """Run CSV (relative path) -> the functions its job called ("src/…py::Class.method")."""
+    base = folder / TRACE
+    return {
+        str(path.relative_to(base).with_suffix(".csv")): json.loads(path.read_text())
+        for path in base.rglob("*.json")
+    }
+
+
+def reaches(mutant: Mutant, calls: list[str]) -> bool:
+    """Whether a job that called `calls` ran the mutated function (or a function inside it)."""
+    target = f"{mutant.file}::{mutant.function}"
+    return any(call == target or call.startswith(f"{target}.<locals>.") for call in calls)
+
+
+def keep_unreached(folder: Path, mutant: Mutant, runs: list[str]) -> list[str]:
+    """Mark the control's CSVs of the jobs the mutant does not reach newer than the patch (so
+    Snakemake keeps them); returns the run CSVs it will rerun."""
+    calls = traces(folder)
+    if missing := [run for run in runs if run not in calls]:
+        raise RuntimeError(f"the control has no trace of {len(missing)} jobs, e.g. {missing[0]}")
+    newest = max(p.stat().st_mtime for p in (folder / "results").rglob("*") if p.is_file())
+    patched = folder / mutant.file
+    os.utime(patched, (newest + 10, newest + 10))
+    rerun = [run for run in runs if reaches(mutant, calls[run])]
+    for run in set(runs) - set(rerun):
+        for path in job_files(run):
+            os.utime(folder / path, (newest + 20, newest + 20))
+    return rerun
+
+
+def job_files(run: str) -> list[str]:
+    """What Snakemake checks of a job's output: its CSV, timing CSV, benchmark file and log
+    (results/<demo>/…/seed<k>.csv, benchmarks/<rule>/<demo>/…/seed<k>.tsv, logs/<demo>/….log)."""
+    from lecture17.experiments import DEMOS
+
+    job = Path(run).relative_to("results").with_suffix("")  # <demo>/…/seed<k>
+    rule = DEMOS[job.parts[0]].rule
+    return [
+        run,
+        run.replace(".csv", ".timing.csv"),
+        f"benchmarks/{rule}/{job}.tsv",
+        f"logs/{job}.log",
+    ]
+
+
+# -----------------------------------------------------------------------------
+# judging a build against the control
+
+
+def table_csvs(folder: Path) -> dict[str, bytes]:
+    """Every CSV a build produced (runs, recordings, tables), timings apart."""
+    found = {}
+    for base in ("results", "report/measured"):
+        for path in sorted((folder / base).rglob("*.csv")):
+            if not path.name.endswith(".timing.csv"):
+                found[str(path.relative_to(folder))] = path.read_bytes()
+    return found
+
+
+def changed_csvs(control_dir: Path, other: Path) -> list[str]:
+    a, b = table_csvs(control_dir), table_csvs(other)
+    return sorted(name for name in set(a) | set(b) if a.get(name) != b.get(name))
+
+
+@dataclass
+class Judgement:
+    diff_exit: int  # `python -m lecture17 diff control other`: 0 same, 1 different, 2 incomplete
+    flips: list[str]  # counted claims whose verdict changed
+    cells: list[str]  # cells beyond seed variation, or with other printed digits
+    changed: list[str]  # CSVs not byte-identical to the control's
+    noise: dict = field(default_factory=dict)  # the second control's {"flips", "cells"}
+
+    @property
+    def differs(self) -> bool:
+        """What `diff` says: a verdict flipped or a cell differs."""
+        return bool(self.flips or self.cells)
+
+    @property
+    def credible(self) -> list[str]:
+        """The flips and cells that a rebuild on another CPU (the second control) does not
+        also show: only these are evidence of the mutant rather than of resampling."""
+        flips = [f for f in self.flips if f not in self.noise.get("flips", ())]
+        return flips + [c for c in self.cells if c not in self.noise.get("cells", ())]
+
+    @property
+    def caught(self) -> bool:
+        return bool(self.credible)
+
+
+def counted_flips(control_dir: Path, other: Path) -> tuple[list[str], list[str]]:
+    """The counted claims whose status differs, and the cells `diff` flags, of two builds."""
+    from lecture17.reporting import diff, ledger
+    from lecture17.reporting.report import load_views
+
+    entries = ledger.load_ledger(control_dir / "report" / "ledger")
+    a, b = diff.load_build(control_dir), diff.load_build(other)
+    cells = diff.compare_cells(a, b, diff.print_formats(load_views(control_dir / "report/views")))
+    flips = [
+        oa.entry["id"]
+        for oa, ob in zip(
+            ledger.evaluate_all(entries, a.tables, a.demos),
+            ledger.evaluate_all(entries, b.tables, b.demos),
+            strict=True,
+        )
+        if oa.entry["class"] in ledger.COUNTED and oa.status != ob.status
+    ]
+    return flips, sorted(" · ".join(map(str, key)) for key in cells.bad)
+
+
+def run_diff(control_dir: Path, other: Path) -> tuple[int, str]:
+    """`python -m lecture17 diff control other` (in this process), its exit status and text."""
+    from lecture17.reporting import diff
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+        status = diff.main(str(control_dir), str(other), control_dir / "report" / "ledger")
+    return status, out.getvalue()
+
+
+def judge(control_dir: Path, other: Path, noise: dict | None = None) -> Judgement:
+    """`diff` and the counted verdicts of a finished build against the control; they must
+    agree (diff fails exactly when a verdict flips or a cell differs), and a build that `diff`
+    calls incomplete is a fault of this machinery, never a mutant's verdict."""
+    status, text = run_diff(control_dir, other)
+    (other / "mutants-diff.txt").write_text(text, encoding="utf-8")
+    if status == 2:
+        raise RuntimeError(f"diff refused {other} as incomplete: {text.strip()}")
+    flips, cells = counted_flips(control_dir, other)
+    verdict = Judgement(status, flips, cells, changed_csvs(control_dir, other), noise or {})
+    if verdict.differs != (status == 1):
+        raise RuntimeError(f"diff exit {status} disagrees with flips {flips}, cells {cells[:3]}")
+    return verdict
+
+
+# -----------------------------------------------------------------------------
+# tests
+
+
+def run_tests(folder: Path, mutant: Mutant, cores: int) -> tuple[bool, str]:
+    """The mutated module's tests on the mutated copy (first failure stops them): failed?"""
+    command = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider"]
+    command += ["-m", "not gpu", "--durations=0", *TESTS[mutant.file]]
+    if cores > 1:
+        command += ["-n", str(cores)]
+    env = Build(folder, cores, trace=False).environment()
+    done = subprocess.run(command, cwd=folder, env=env, capture_output=True, text=True)
+    (folder / "mutants-tests.log").write_text(done.stdout + done.stderr, encoding="utf-8")
+    failed = [line for line in done.stdout.splitlines() if line.startswith(("FAILED", "ERROR"))]
+    return done.returncode != 0, (failed[0] if failed else "")[:200]
+
+
+# -----------------------------------------------------------------------------
+# the decision
+
+
+@dataclass
+class Evidence:
+    build_ok: bool
+    ledger: bool  # a counted verdict changed, or a cell beyond seed variation
+    tests: bool | None  # the tests failed (None: not run)
+    identical: bool  # every CSV byte-identical to the control's
+
+
+def decide(e: Evidence) -> str:
+    """The reader's verdict on a mutant, in the order a reader meets the evidence."""
+    if not e.build_ok:
+        return "caught-by-build"
+    if e.ledger:
+        if e.identical:
+            raise ValueError("the ledger cannot catch a build whose CSVs are the control's")
+        return "caught-by-ledger"
+    if e.tests:
+        return "caught-by-tests"
+    return "equivalent" if e.identical else "survivor"
+
+
+# -----------------------------------------------------------------------------
+# one mutant
+
+
+def demos_in(runs: list[str]) -> set[str]:
+    return {Path(run).parts[1] for run in runs}  # results/<demo>/…
+
+
+def prepare(mutant: Mutant, control_dir: Path, work: Path, cores: int) -> tuple:
+    """The mutant's copy of the control build, patched: (build, rerun lecture runs, rerun
+    recorded runs)."""
+    folder = work / f"mutant-{mutant.name}"
+    shutil.rmtree(folder, ignore_errors=True)
+    shutil.copytree(control_dir, folder, symlinks=True)
+    apply(mutant, folder)
+    build = Build(folder, cores)
+    lecture, recorded = run_csvs(demos_of(build), False), run_csvs(demos_of(build), True)
+    rerun = keep_unreached(folder, mutant, lecture + recorded)
+    return build, [r for r in rerun if r in lecture], [r for r in rerun if r in recorded]
+
+
+def protocol_stage(build: Build, control_dir: Path, noise: dict) -> Judgement | None:
+    """The lecture's demos rebuilt, the recordings kept (hashes renewed); None if it fails."""
+    ok = build_runs(build, recorded=False) and build_report(build, rerun=set())
+    return judge(control_dir, build.folder, noise) if ok else None
+
+
+def recorded_stage(build: Build, control_dir: Path, runs: list[str], noise: dict):
+    """The recorded demos' reached runs rebuilt and stored as the copy's recordings."""
+    ok = build_runs(build, lecture=False) and build_report(build, rerun=demos_in(runs))
+    return judge(control_dir, build.folder, noise) if ok else None
+
+
+def run_mutant(
+    mutant: Mutant, control_dir: Path, work: Path, cores: int, tests: str, noise: dict
+) -> dict:
+    """One mutant, judged in the order that costs least: the protocol's demos; the mutated
+    module's tests; then, if neither caught it, the recorded demos it reaches.
+    tests: "all", "uncaught" (only when the protocol's demos did not catch it) or "none"."""
+    build, lecture, recorded = prepare(mutant, control_dir, work, cores)
+    start, stage, failed, first, tests_s = time.monotonic(), "protocol", None, "", 0.0
+    verdict = protocol_stage(build, control_dir, noise)
+    caught = verdict is None or verdict.caught
+    if tests == "all" or (tests == "uncaught" and not caught):
+        tests_start = time.monotonic()
+        failed, first = run_tests(build.folder, mutant, cores)
+        tests_s = time.monotonic() - tests_start
+        stage = "protocol" if caught else "tests"
+    if not caught and not failed and recorded:
+        stage, verdict = "recorded", recorded_stage(build, control_dir, recorded, noise)
+    evidence = Evidence(
+        build_ok=verdict is not None,
+        ledger=bool(verdict and verdict.caught),
+        tests=failed,
+        identical=bool(verdict and not verdict.changed),
+    )
+    return {
+        "mutant": mutant.name,
+        "code": mutant.code,
+        "file": mutant.file,
+        "function": mutant.function,
+        "decision": decide(evidence),
+        "jobs_rerun": len(lecture) + (len(recorded) if stage == "recorded" else 0),
+        "stage": stage,
+        "csvs_changed": len(verdict.changed) if verdict else "",
+        "verdict_flips": " ".join(verdict.flips) if verdict else "",
+        "cells_beyond": len(verdict.cells) if verdict else "",
+        "beyond_noise": len(verdict.credible) if verdict else "",
+        "diff_exit": verdict.diff_exit if verdict else "",
+        "tests_failed": "" if failed is None else failed,
+        "first_failure": first,
+        "build_s": round(time.monotonic() - start - tests_s, 1),
+        "tests_s": round(tests_s, 1),
+        "mistake": mutant.mistake,
+    }
+
+
+NOISE = "mutants-noise.json"  # in the second control's folder: its flips and cells
+
+
+def second_control(control_dir: Path, work: Path, cores: int, overlay: Path) -> dict:
+    """A control built again from scratch under a simulated other CPU (cached like the
+    control), judged like a mutant; its flips and cells are kept as the noise set (NOISE)."""
+    folder = work / f"control-2-{control_key(overlay)}"
+    build = Build(folder, cores, env=SIMULATED_CPU, trace=False)
+    if (folder / DONE).is_file():
+        info = json.loads((folder / DONE).read_text(encoding="utf-8"))
+    else:
+        info = full_build(Build(fresh_copy(folder, overlay), cores, SIMULATED_CPU, trace=False))
+    verdict = judge(control_dir, folder)
+    noise = {"flips": verdict.flips, "cells": verdict.cells}
+    (folder / NOISE).write_text(json.dumps(noise, indent=1) + "\n", encoding="utf-8")
+    demos = demos_of(build)
+    return {
+        "mutant": "control-2",
+        "code": "",
+        "file": "",
+        "function": "",
+        "decision": "false-catch" if verdict.differs else "no-false-catch",
+        "jobs_rerun": len(run_csvs(demos, False)) + len(run_csvs(demos, True)),
+        "stage": "recorded",
+        "csvs_changed": len(verdict.changed),
+        "verdict_flips": " ".join(verdict.flips),
+        "cells_beyond": len(verdict.cells),
+        "beyond_noise": "",
+        "diff_exit": verdict.diff_exit,
+        "tests_failed": "",
+        "first_failure": "",
+        "build_s": info["seconds"],
+        "tests_s": 0,
+        "mistake": "no mutation: " + " ".join(f"{k}={v}" for k, v in SIMULATED_CPU.items()),
+    }
+
+
+def read_noise(work: Path, overlay: Path) -> dict:
+    """The second control's flips and cells, if it was built and judged ({} otherwise)."""
+    path = work / f"control-2-{control_key(overlay)}" / NOISE
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+
+
+# -----------------------------------------------------------------------------
+# what a campaign costs, from the control's traces and benchmark files
+
+
+def job_cpu(folder: Path, run_csv: str) -> float:
+    """CPU seconds of one job of the control build (its Snakemake benchmark file)."""
+    with (folder / job_files(run_csv)[2]).open(encoding="utf-8") as f:
+        return float(list(csv.DictReader(f, delimiter="\t"))[0]["cpu_time"])
+
+
+def estimate(control_dir: Path, mutants: list[Mutant]) -> list[dict]:
+    """Per mutant: the jobs it reaches in the protocol's demos and in the recorded ones (paid
+    only when the first do not catch it), and their CPU seconds in the control build."""
+    demos, calls = demos_of(Build(control_dir, 1)), traces(control_dir)
+    lecture, recorded = run_csvs(demos, False), run_csvs(demos, True)
+    rows = []
+    for m in mutants:
+        first = [r for r in lecture if reaches(m, calls[r])]
+        second = [r for r in recorded if reaches(m, calls[r])]
+        rows.append(
+            {
+                "mutant": m.name,
+                "protocol_jobs": len(first),
+                "protocol_cpu_s": round(sum(job_cpu(control_dir, r) for r in first)),
+                "recorded_jobs": len(second),
+                "recorded_cpu_s": round(sum(job_cpu(control_dir, r) for r in second)),
+            }
+        )
+    return rows
+
+
+def print_estimate(rows: list[dict]) -> None:
+    print("mutant protocol_jobs protocol_cpu_s recorded_jobs recorded_cpu_s")
+    for r in rows:
+        print(" ".join(str(v) for v in r.values()))
+    first = sum(r["protocol_cpu_s"] for r in rows)
+    second = sum(r["recorded_cpu_s"] for r in rows)
+    print(f"作业的 CPU 时间 job CPU seconds: 协议的演示 protocol {first}, 记录的 recorded {second}")
+
+
+# -----------------------------------------------------------------------------
+# results
+
+
+COLUMNS = [
+    "mutant",
+    "code",
+    "file",
+    "function",
+    "decision",
+    "jobs_rerun",
+    "stage",
+    "csvs_changed",
+    "verdict_flips",
+    "cells_beyond",
+    "beyond_noise",
+    "diff_exit",
+    "tests_failed",
+    "first_failure",
+    "build_s",
+    "tests_s",
+    "fingerprint",
+    "mistake",
+]
+
+
+def read_results(path: Path = RESULTS) -> list[dict]:
+    if not path.is_file():
+        return []
+    with path.open(encoding="utf-8", newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def write_results(rows: list[dict], path: Path = RESULTS) -> None:
+    """Merge `rows` into results.csv (a mutant's new row replaces its old one), in catalogue
+    order with control-2 last."""
+    from mutants.catalogue import MUTANTS
+
+    merged = {row["mutant"]: row for row in read_results(path)}
+    merged |= {row["mutant"]: row for row in rows}
+    order = [*MUTANTS, "control-2"]
+    kept = [merged[name] for name in order if name in merged]
+    with path.open("w", encoding="utf-8", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=COLUMNS, lineterminator="\n")
+        writer.writeheader()
+        writer.writerows({k: row.get(k, "") for k in COLUMNS} for row in kept)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m mutants.run", description=__doc__)
+    parser.add_argument("mutants", nargs="*", help="names from the catalogue (default: all)")
+    parser.add_argument("--cores", type=int, default=2)
+    parser.add_argument("--work", type=Path, default=WORK, help="where the builds go")
+    parser.add_argument(
+        "--tests",
+        choices=["all", "uncaught", "none"],
+        default="all",
+        help="when the mutated module's tests run: always (default; ~15 s a module), only when "
+        "the build and the ledger did not catch the mutant, or never",
+    )
+    parser.add_argument("--false-catch", action="store_true", help="also the second control")
+    parser.add_argument("--skip-mutants", action="store_true", help="run no mutant")
+    parser.add_argument(
+        "--estimate", action="store_true", help="the jobs each mutant reaches, and their CPU time"
+    )
+    parser.add_argument("--control-only", action="store_true")
+    parser.add_argument("--results", type=Path, default=RESULTS, help="the results CSV")
+    parser.add_argument("--keep", action="store_true", help="keep each mutant's build folder")
+    parser.add_argument(
+        "--protocol", type=Path, default=protocol.OVERLAY, help="the reduced protocol's overlay"
+    )
+    args = parser.parse_args(argv)
+    chosen = select(args.mutants)
+    args.work.mkdir(parents=True, exist_ok=True)
+    control_dir = control(args.work, args.cores, args.protocol)
+    print(f"控制构建 control build: {control_dir}", flush=True)
+    if args.estimate:
+        print_estimate(estimate(control_dir, chosen))
+    if args.control_only or args.estimate:
+        return 0
+    fingerprint = code_fingerprint()
+    if args.false_catch:  # first: its flips and cells are the noise the mutants are read against
+        row = second_control(control_dir, args.work, args.cores, args.protocol)
+        row |= {"fingerprint": fingerprint}
+        print(f"control-2: {row['decision']}（{row['build_s']} s）", flush=True)
+        write_results([row], args.results)
+    noise = read_noise(args.work, args.protocol)
+    rows = []
+    for mutant in [] if args.skip_mutants else chosen:
+        row = run_mutant(mutant, control_dir, args.work, args.cores, args.tests, noise)
+        rows.append(row | {"fingerprint": fingerprint})
+        print(f"{mutant.name}: {row['decision']}（{row['build_s']} + {row['tests_s']} s）")
+        if not args.keep:
+            shutil.rmtree(args.work / f"mutant-{mutant.name}", ignore_errors=True)
+        write_results(rows, args.results)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

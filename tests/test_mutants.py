@@ -1,0 +1,307 @@
+"""The mutation-testing machinery (mutants/): the catalogue applies to today's code, patches
+survive a moved function and fail loudly on a missing one, and the runner's pieces (which jobs
+a mutant reaches, what counts as changed, the decision) on synthetic inputs. Fast: no build."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+import yaml
+from conftest import ROOT
+
+sys.path.insert(0, str(ROOT))  # the mutants/ package lives beside src/, not in it
+
+from mutants import protocol, run, table  # noqa: E402
+from mutants.catalogue import CATALOGUE, MUTANTS, NUMPY, TORCH, TRAINING, Mutant, select  # noqa: E402
+from mutants.patch import MutantError, apply, function_span, mutate_source  # noqa: E402
+
+# -----------------------------------------------------------------------------
+# the catalogue
+
+
+def test_the_catalogue_has_enough_mutants_in_the_trained_code():
+    trained = [m for m in CATALOGUE if m.file in (TORCH, TRAINING)]
+    assert len(CATALOGUE) >= 25 and len(trained) >= 12
+    assert {m.code for m in trained} == {"trained"}
+    assert {m.code for m in CATALOGUE if m.file == NUMPY} == {"analytic"}
+    assert len(MUTANTS) == len(CATALOGUE)
+    assert all(m.mistake and "\n" not in m.mistake for m in CATALOGUE)
+
+
+@pytest.mark.parametrize("mutant", CATALOGUE, ids=lambda m: m.name)
+def test_every_mutant_applies_once_inside_its_function(mutant):
+    source = (ROOT / mutant.file).read_text(encoding="utf-8")
+    start, end = function_span(source, mutant.function, mutant.name)
+    assert source[start:end].count(mutant.old) == 1
+    mutated = mutate_source(source, mutant.function, mutant.old, mutant.new, mutant.name)
+    assert mutated != source
+    assert mutated[:start] == source[:start]  # nothing outside the function changed
+    assert mutated[len(mutated) - (len(source) - end) :] == source[end:]
+
+
+def test_select_names_mutants_in_catalogue_order_and_refuses_unknown_ones():
+    first, last = CATALOGUE[0].name, CATALOGUE[-1].name
+    assert [m.name for m in select([last, first])] == [first, last]
+    assert select([]) == CATALOGUE
+    with pytest.raises(ValueError, match="no_such_mutant"):
+        select(["no_such_mutant"])
+
+
+# -----------------------------------------------------------------------------
+# the patch: keyed on function names
+
+SOURCE = '''"""A module."""
+
+
+def helper(x):
+    return x + 1
+
+
+class Model:
+    def forward(self, x):
+        y = x * 2  # the line a mutant edits
+        return helper(y)
+
+    @staticmethod
+    def other(x):
+        return x * 2
+'''
+
+MUTANT = Mutant("double_to_triple", "m.py", "Model.forward", "x * 2", "x * 3", "a slip", "trained")
+
+
+def test_a_patch_edits_only_its_function():
+    mutated = mutate_source(SOURCE, MUTANT.function, MUTANT.old, MUTANT.new, MUTANT.name)
+    assert "y = x * 3" in mutated and "return x * 2" in mutated  # Model.other untouched
+
+
+def test_a_moved_function_still_patches(tmp_path):
+    moved = SOURCE.replace('"""A module."""\n', '"""A module."""\n\nCONSTANT = 1\n' * 20)
+    moved = moved.replace("class Model:", "def before():\n    return 0\n\n\nclass Model:")
+    (tmp_path / "m.py").write_text(moved)
+    apply(MUTANT, tmp_path)
+    patched = (tmp_path / "m.py").read_text()
+    assert "y = x * 3" in patched and "return x * 2" in patched
+
+
+def test_a_missing_function_raises_naming_the_mutant(tmp_path):
+    (tmp_path / "m.py").write_text(SOURCE.replace("def forward", "def forward_renamed"))
+    with pytest.raises(MutantError, match="double_to_triple.*Model.forward.*not found"):
+        apply(MUTANT, tmp_path)
+    with pytest.raises(MutantError, match="double_to_triple.*file"):
+        apply(MUTANT, tmp_path / "elsewhere")
+
+
+def test_a_snippet_that_is_gone_or_ambiguous_raises_naming_the_mutant():
+    with pytest.raises(MutantError, match="double_to_triple.*0 times"):
+        mutate_source(SOURCE, "helper", "x * 2", "x * 3", "double_to_triple")
+    with pytest.raises(MutantError, match="twice.*2 times"):
+        mutate_source(SOURCE, "Model.forward", "x", "z", "twice")
+
+
+def test_a_patch_that_does_not_parse_raises():
+    with pytest.raises(MutantError, match="broken.*does not parse"):
+        mutate_source(SOURCE, "helper", "return x + 1", "return x +", "broken")
+
+
+# -----------------------------------------------------------------------------
+# the reduced protocol
+
+
+def test_the_protocol_keeps_analytic_demos_and_reduces_trained_ones():
+    from lecture17.experiments import DEMOS
+
+    full = yaml.safe_load((ROOT / "config" / "config.yaml").read_text(encoding="utf-8"))
+    reduced = protocol.load()["demos"]
+    for demo, spec in full["demos"].items():
+        if DEMOS[demo].kind == "analytic":
+            assert reduced[demo] == spec, demo
+    assert "05.4" not in reduced  # timings only
+    assert reduced["05.1"]["settings"]["train"]["steps"] < spec_steps(full, "05.1")
+    assert reduced["05.1"]["seeds"] == full["demos"]["05.1"]["seeds"]
+    assert reduced["02.3"]["settings"]["train"]["steps"] == 200  # anchors unshared: 07.1 too
+    assert full["demos"]["07.1"]["settings"]["train"]["steps"] == spec_steps(full, "02.3")
+
+
+def spec_steps(config, demo):
+    return config["demos"][demo]["settings"]["train"]["steps"]
+
+
+def test_the_protocol_refuses_a_demo_the_config_lacks():
+    with pytest.raises(ValueError, match="99.9"):
+        protocol.reduced_config({"demos": {}}, {"demos": {"99.9": {}}})
+
+
+# -----------------------------------------------------------------------------
+# the runner's pieces
+
+
+def test_a_mutant_reaches_the_jobs_that_called_its_function_or_one_inside_it():
+    m = MUTANTS["decoder_not_causal"]  # DecoderLayer.forward
+    assert run.reaches(m, [f"{TORCH}::DecoderLayer.forward"])
+    assert run.reaches(m, [f"{TORCH}::DecoderLayer.forward.<locals>.self_attend"])
+    assert not run.reaches(m, [f"{TORCH}::DecoderLayer.forward_step", f"{TORCH}::Decoder.forward"])
+    assert not run.reaches(m, [f"{TRAINING}::DecoderLayer.forward"])  # another file
+
+
+def test_unreached_jobs_keep_the_controls_csvs(tmp_path):
+    reached, kept = "results/03.5/variant=learned/seed0.csv", "results/03.5/variant=none/seed0.csv"
+    m = MUTANTS["learned_pe_frozen"]  # Embedding.__init__
+    calls = {reached: [f"{TORCH}::Embedding.__init__"], kept: [f"{TORCH}::Embedding.forward"]}
+    for run_csv in calls:
+        for path in run.job_files(run_csv):
+            (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+            (tmp_path / path).write_text("x")
+            os.utime(tmp_path / path, (1000, 1000))
+        trace = tmp_path / run.TRACE / run_csv.replace(".csv", ".json")
+        trace.parent.mkdir(parents=True, exist_ok=True)
+        trace.write_text(json.dumps(calls[run_csv]))
+    (tmp_path / m.file).parent.mkdir(parents=True)
+    (tmp_path / m.file).write_text("x")
+    assert run.keep_unreached(tmp_path, m, list(calls)) == [reached]
+    patched = (tmp_path / m.file).stat().st_mtime
+    assert all((tmp_path / p).stat().st_mtime > patched for p in run.job_files(kept))
+    assert all((tmp_path / p).stat().st_mtime < patched for p in run.job_files(reached))
+    assert run.job_files(kept)[2] == "benchmarks/pe_ablation/03.5/variant=none/seed0.tsv"
+
+
+def test_a_job_without_a_trace_fails_loudly(tmp_path):
+    (tmp_path / "results").mkdir()
+    with pytest.raises(RuntimeError, match="no trace of 1 jobs"):
+        run.keep_unreached(tmp_path, CATALOGUE[0], ["results/01.1/seed0.csv"])
+
+
+def test_changed_csvs_compare_bytes_and_leave_timings_out(tmp_path):
+    a, b = tmp_path / "a", tmp_path / "b"
+    files = {
+        "results/01.1/seed0.csv": ("1\n", "1\n"),
+        "results/01.1/seed0.timing.csv": ("5\n", "6\n"),
+        "results/tables/02.1.csv": ("1\n", "2\n"),
+        "report/measured/07.1/x/seed100.csv": ("1\n", None),
+    }
+    for name, (x, y) in files.items():
+        for folder, text in ((a, x), (b, y)):
+            if text is not None:
+                (folder / name).parent.mkdir(parents=True, exist_ok=True)
+                (folder / name).write_text(text)
+    assert run.changed_csvs(a, b) == [
+        "report/measured/07.1/x/seed100.csv",
+        "results/tables/02.1.csv",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("evidence", "decision"),
+    [
+        (
+            run.Evidence(build_ok=False, ledger=False, tests=False, identical=False),
+            "caught-by-build",
+        ),
+        (run.Evidence(build_ok=True, ledger=True, tests=True, identical=False), "caught-by-ledger"),
+        (
+            run.Evidence(build_ok=True, ledger=True, tests=False, identical=False),
+            "caught-by-ledger",
+        ),
+        (run.Evidence(build_ok=True, ledger=False, tests=True, identical=False), "caught-by-tests"),
+        (run.Evidence(build_ok=True, ledger=False, tests=True, identical=True), "caught-by-tests"),
+        (run.Evidence(build_ok=True, ledger=False, tests=False, identical=True), "equivalent"),
+        (run.Evidence(build_ok=True, ledger=False, tests=None, identical=True), "equivalent"),
+        (run.Evidence(build_ok=True, ledger=False, tests=False, identical=False), "survivor"),
+    ],
+)
+def test_the_decision_on_synthetic_evidence(evidence, decision):
+    assert run.decide(evidence) == decision
+    assert decision in run.DECISIONS
+
+
+def test_a_ledger_catch_with_identical_csvs_is_refused():
+    with pytest.raises(ValueError, match="cannot catch"):
+        run.decide(run.Evidence(build_ok=True, ledger=True, tests=False, identical=True))
+
+
+def test_a_judgement_catches_on_a_flip_or_a_cell_the_second_control_does_not_show():
+    cell = "05.1 · gru · 8 · token_accuracy"
+    assert run.Judgement(1, ["C087"], [], ["x.csv"]).caught
+    assert run.Judgement(1, [], [cell], ["x.csv"]).caught
+    assert not run.Judgement(0, [], [], ["x.csv"]).caught
+    noise = {"flips": ["L17-Ex9b"], "cells": [cell]}
+    resampled = run.Judgement(1, ["L17-Ex9b"], [cell], ["x.csv"], noise)
+    assert resampled.differs and not resampled.caught and resampled.credible == []
+    assert run.Judgement(1, ["L17-Ex9b", "C087"], [cell], ["x.csv"], noise).credible == ["C087"]
+
+
+def test_results_merge_by_mutant_in_catalogue_order(tmp_path):
+    path = tmp_path / "results.csv"
+    second, first = CATALOGUE[1].name, CATALOGUE[0].name
+    run.write_results([{"mutant": second, "decision": "survivor"}], path)
+    run.write_results([{"mutant": "control-2", "decision": "no-false-catch"}], path)
+    run.write_results([{"mutant": first, "decision": "equivalent"}], path)
+    run.write_results([{"mutant": second, "decision": "caught-by-tests"}], path)
+    rows = run.read_results(path)
+    assert [(r["mutant"], r["decision"]) for r in rows] == [
+        (first, "equivalent"),
+        (second, "caught-by-tests"),
+        ("control-2", "no-false-catch"),
+    ]
+
+
+def test_the_trace_hook_notes_the_lectures_functions_a_job_called(tmp_path):
+    package = tmp_path / "src" / "lecture17"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "tiny.py").write_text(
+        "def outer():\n    def inner():\n        return 1\n    return inner()\n"
+    )
+    env = dict(
+        os.environ,
+        PYTHONPATH=f"{tmp_path / 'src'}{os.pathsep}{ROOT / 'mutants' / 'trace'}",
+        LECTURE17_TRACE_SRC=str(package),
+        LECTURE17_TRACE_DIR=str(tmp_path / "trace"),
+    )
+    code = "import lecture17.tiny as t; t.outer()"
+    done = subprocess.run(
+        [sys.executable, "-c", code, "--out", "results/01.1/seed0.csv"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    calls = json.loads((tmp_path / "trace" / "results/01.1/seed0.json").read_text())
+    assert "src/lecture17/tiny.py::outer" in calls
+    assert "src/lecture17/tiny.py::outer.<locals>.inner" in calls
+
+
+def test_the_table_has_a_row_per_mutant_and_splices_between_its_markers():
+    text = table.markdown({})
+    assert text.count("\n| `") == len(CATALOGUE)
+    spliced = table.splice(f"a\n{table.BEGIN}\nold\n{table.END}\nb", "new\n", raw=True)
+    assert spliced == f"a\n{table.BEGIN}\n{{% raw %}}\nnew\n{{% endraw %}}\n{table.END}\nb"
+    with pytest.raises(ValueError, match="markers"):
+        table.splice("no markers", "new\n", raw=False)
+
+
+def test_the_estimate_adds_the_cpu_time_of_the_jobs_a_mutant_reaches(tmp_path):
+    spec = {"seeds": [0, 1], "settings": {}, "grid": {"variant": ["learned", "none"]}}
+    (tmp_path / "config").mkdir()
+    (tmp_path / protocol.CONFIG).write_text(yaml.safe_dump({"demos": {"03.5": spec}}))
+    for i, variant in enumerate(["learned", "none"]):
+        for seed in (0, 1):
+            run_csv = f"results/03.5/variant={variant}/seed{seed}.csv"
+            calls = [f"{TORCH}::Embedding.__init__"] if variant == "learned" else []
+            trace = tmp_path / run.TRACE / run_csv.replace(".csv", ".json")
+            trace.parent.mkdir(parents=True, exist_ok=True)
+            trace.write_text(json.dumps(calls))
+            bench = tmp_path / run.job_files(run_csv)[2]
+            bench.parent.mkdir(parents=True, exist_ok=True)
+            bench.write_text(f"s\tcpu_time\n9.0\t{2.0 + i + seed}\n")
+    (row,) = run.estimate(tmp_path, [MUTANTS["learned_pe_frozen"]])
+    assert row == {
+        "mutant": "learned_pe_frozen",
+        "protocol_jobs": 2,
+        "protocol_cpu_s": 5,  # 2.0 + 3.0: the learned variant's two seeds
+        "recorded_jobs": 0,
+        "recorded_cpu_s": 0,
+    }
