@@ -18,20 +18,6 @@ def _one(v, name: str) -> float:
     return float(v[name][0])
 
 
-def _error_within_10x(v, name: str, lecture_error: float) -> Finding:
-    """An accuracy near 1 is compared on its error rate 1 − accuracy, the scale on which
-    "near 1" has an order of magnitude: ours at most 10× the lecture's (one-sided, since
-    fewer errors is nearer 1 still)."""
-    errors = 1 - v[name]
-    bound = 10 * lecture_error
-    worst = float(np.max(errors))
-    return Finding(
-        bool(np.all(errors < bound)),
-        f"错误率 error rate 1 − {name}: 最大 worst {worst:.4f} < 讲义的 10 倍 10× the "
-        f"lecture's {lecture_error:.4f} = {bound:.3f}",
-    )
-
-
 # -----------------------------------------------------------------------------
 # §9.2 results: the three models, three seeds each
 
@@ -77,12 +63,6 @@ def c109_a_three_seed_run_shows_a_lagging_seed(v) -> Finding:
         f"一次 3 个种子的运行至少出现一个的概率 chance a 3-seed run shows one: {lo:.2f}–{hi:.2f}"
         f"（和 1/2 比 against 1/2）{need}",
     )
-
-
-@check
-def c110_near_one(v) -> Finding:
-    """Near 1 (0.996): the error rate within 10× of the lecture's 0.004."""
-    return _error_within_10x(v, "tf_32", 1 - float(v.get("lecture")[0]))
 
 
 @check
