@@ -135,8 +135,47 @@ def test_a_single_seed_cell_is_not_judged(tmp_path):
 
 
 def test_a_row_on_one_side_only_differs(tmp_path):
+    fewer = (("x", "weight", [0.614]),)
+    more = (*fewer, ("x", "other", [1.0]))
+    assert run(build(tmp_path, "a", TRAINED, more), build(tmp_path, "b", TRAINED, fewer))[1] == 1
+
+
+def test_a_trained_row_on_one_side_only_is_judged_by_its_seed_count(tmp_path):
+    # 07.2's steps_to_90 exists for the seeds that reached 90 %: 3 of 3 against 0 of 3 is
+    # Fisher p = 0.1, seed variation at this n; 10 of 10 against 0 of 10 is not
     fewer = TRAINED[:2]
-    assert run(build(tmp_path, "a", TRAINED), build(tmp_path, "b", fewer))[1] == 1
+    assert run(build(tmp_path, "a", TRAINED), build(tmp_path, "b", fewer))[1] == 0
+    demos = {"09.8": {"seeds": [0]}, "09.9": {"seeds": list(range(10)), "grid": {"m": ["a"]}}}
+    ten = [(m, q, (list(v) * 4)[:10]) for m, q, v in TRAINED]
+    a = diff.Build(tmp_path, {"09.9": table("09.9", ten)}, demos)
+    b = diff.Build(tmp_path, {"09.9": table("09.9", ten[:2])}, demos)
+    lines, failures = diff.diff_builds([], a, b, {})
+    assert failures == 1 and any("10/10 vs 0/10" in line for line in lines), lines
+
+
+@pytest.mark.parametrize(
+    "k_a, n_a, k_b, n_b, p",
+    [
+        (3, 3, 0, 3, 0.1),
+        (10, 10, 0, 10, 2 / math.comb(20, 10)),
+        (1, 2, 1, 2, 1.0),
+        (2, 5, 0, 5, 0.4444444444444444),
+    ],
+)
+def test_fisher_p_is_the_two_sided_exact_test(k_a, n_a, k_b, n_b, p):
+    assert diff.fisher_p(k_a, n_a, k_b, n_b) == pytest.approx(p, rel=1e-12)
+
+
+def test_a_measured_quantity_agrees_within_its_tolerance(tmp_path):
+    # 06.1's peak_mb counts the interpreter's own allocations too (~1 kB): 1 % relative
+    def peak(value):
+        return {"06.1": table("06.1", [("plain", "peak_mb", [value])])}
+
+    demos = {"06.1": {"seeds": [0]}}
+    a = diff.Build(tmp_path, peak(0.364144), demos)
+    near, far = diff.Build(tmp_path, peak(0.36504), demos), diff.Build(tmp_path, peak(0.38), demos)
+    assert diff.compare_cells(a, near, {("06.1", "peak_mb"): ".4f"}).differ == []
+    assert len(diff.compare_cells(a, far, {("06.1", "peak_mb"): ".4f"}).differ) == 1
 
 
 @pytest.mark.parametrize("n", [3, 5])

@@ -39,6 +39,10 @@ class Demo:
     SLURM profile's per-rule resources); by default its module for an analytic demo, its
     function for a training one.
     timings: the quantities that are machine-dependent (milliseconds and their ratios).
+    measured: (quantity, relative tolerance) pairs for a measurement of the running process that is
+    not a timing but not a pure function of the code either (06.1's `peak_mb` counts the
+    interpreter's own small allocations beside numpy's arrays: a few hundred bytes that move
+    with what else the process ran); `diff` compares it within the tolerance, not by digits.
     alone: a timing is what the demo is for (01.5, 05.4, 06.1, 06.2): its jobs take every core
     of the build (Snakemake `threads`; each still computes on one thread), so no other job
     shares the machine while it is timed. A training demo that also records its step time
@@ -52,6 +56,7 @@ class Demo:
     kind: str = "analytic"
     rule: str = ""
     timings: tuple[str, ...] = ()
+    measured: tuple[tuple[str, float], ...] = ()  # ((quantity, relative tolerance), ...)
     reads: str = ""  # a view's demo: whose table it shows
     extends: str = ""  # a recorded demo's lecture demo
     alone: bool = False  # a timing is its purpose: its job runs with no other job beside it
@@ -187,6 +192,9 @@ _REGISTRY = [
         "§10.4",
         "不存 n×n 矩阵的注意力",
         timings=("ms",),
+        # the interpreter's allocations during one call: 0.5-0.9 kB more under a trace
+        # function (measured), against a smallest peak of 0.36 MB: 1 % is ~4x that
+        measured=(("peak_mb", 0.01),),
         alone=True,
     ),
     Demo(

@@ -10,12 +10,16 @@ A build folder holds `results/tables/*.csv` and `results/config.yaml` (a checkou
 Two builds, every cell of every table (timings apart), by what the cell is:
 - deterministic (a demo without training): the same digits at the precision the report prints
   (the views' `fmt`, else 4 significant digits); two values both below 1e-12 are rounding
-  errors of an equivalence and agree (their bound is a claim's business);
+  errors of an equivalence and agree (their bound is a claim's business); a measurement of
+  the process that is not a timing (the registry's `measured`: 06.1's peak memory) agrees
+  within its stated relative tolerance;
 - trained (a demo with a grid: a sample of training runs, one per seed): flagged only when the
   two builds' per-seed values differ by more than seed-to-seed variation explains — Welch's
   t-test on (mean, std, n) per cell, with Holm's correction over every tested cell, so that
   the chance of any false alarm in the whole comparison is at most ALPHA. A cell with a single
-  seed on either side cannot be judged: it is listed as such, never as a difference.
+  seed on either side cannot be judged: it is listed as such, never as a difference. A trained
+  row present on one side only (one that only the seeds crossing a threshold produce, 07.2's
+  steps_to_90) is a test of the same family: Fisher's exact test of k of n seeds against 0.
 Claims follow their cells: an exact (reconstructed, echo) claim must print the same digits, a
 precision claim must stay under its bound on both sides, a seeded claim differs when one of its
 cells is flagged (or, for a deterministic demo, prints other digits). A verdict that flips
@@ -45,6 +49,7 @@ import numpy as np
 import pandas as pd
 import yaml
 
+from lecture17.experiments import DEMOS
 from lecture17.pipeline.aggregate import STAT_COLUMNS, STATS, read_tables
 from lecture17.reporting import ledger as ledger_mod
 from lecture17.reporting.report import load_views
@@ -159,6 +164,19 @@ def welch_p(a: pd.Series, b: pd.Series) -> float:
     return float(mpmath.betainc(df / 2, 0.5, 0, x, regularized=True))
 
 
+def fisher_p(k_a: int, n_a: int, k_b: int, n_b: int) -> float:
+    """Two-sided Fisher exact p of k_a of n_a vs k_b of n_b (the sum of the tables' hypergeometric
+    probabilities no larger than the observed one's)."""
+    k, n = k_a + k_b, n_a + n_b
+
+    def prob(x):
+        return math.comb(n_a, x) * math.comb(n_b, k - x) / math.comb(n, k)
+
+    observed = prob(k_a)
+    support = range(max(0, k - n_b), min(k, n_a) + 1)
+    return min(1.0, sum(p for x in support if (p := prob(x)) <= observed * (1 + 1e-9)))
+
+
 def holm(p_values: dict, alpha: float = ALPHA, m: int | None = None) -> set:
     """The keys Holm's step-down procedure rejects at family-wise level alpha.
 
@@ -231,11 +249,25 @@ def compare_cells(a: Build, b: Build, formats: dict) -> CellReport:
             continue
         timings = timings_of(a.tables[demo]) | timings_of(b.tables[demo])
         ta, tb = keyed(a.tables[demo]), keyed(b.tables[demo])
+        trained = demo in a.trained or demo in b.trained
         for key in ta.index.difference(tb.index, sort=False).union(
             tb.index.difference(ta.index, sort=False), sort=False
         ):
-            differ.append((cell_key(demo, key), "一边没有这一行 row on one side only"))
-        trained = demo in a.trained or demo in b.trained
+            ck, text = cell_key(demo, key), "一边没有这一行 row on one side only"
+            if not trained:
+                differ.append((ck, text))
+                continue
+            # a trained row that only the seeds crossing a threshold produce (07.2's
+            # steps_to_90): k of n seeds on one side, 0 on the other, is a test of the family
+            seeds = [len(build.demos.get(demo, {}).get("seeds", ())) for build in (a, b)]
+            k = [int(t.loc[key, "n_seeds"]) if key in t.index else 0 for t in (ta, tb)]
+            if min(seeds) < 2:
+                one_seed.append((ck, text))
+                continue
+            tested += 1
+            p_values[ck] = fisher_p(k[0], seeds[0], k[1], seeds[1])
+            texts[ck] = f"{text}: {k[0]}/{seeds[0]} vs {k[1]}/{seeds[1]} seeds"
+        tolerances = dict(getattr(DEMOS.get(demo), "measured", ()))
         floors = spread_floors(ta, tb) if trained else {}
         for key in ta.index.intersection(tb.index, sort=False):
             ra, rb = ta.loc[key], tb.loc[key]
@@ -247,7 +279,10 @@ def compare_cells(a: Build, b: Build, formats: dict) -> CellReport:
             ck = cell_key(demo, key)
             fmt = formats.get((demo, quantity), DEFAULT_FMT)
             shown = f"{_fmt(ra, fmt)} vs {_fmt(rb, fmt)}"
-            same = _same_print(ra, rb, fmt)
+            if quantity in tolerances:  # a measurement: within its tolerance, not by digits
+                same = _within(ra, rb, tolerances[quantity])
+            else:
+                same = _same_print(ra, rb, fmt)
             judged = (
                 min(ra["n_seeds"], rb["n_seeds"]) >= 2
                 and _finite(ra)
@@ -289,6 +324,13 @@ def _floored(row: pd.Series, floor: float) -> pd.Series:
 
 def _finite(row: pd.Series) -> bool:
     return bool(np.isfinite([row["mean"], row["min"], row["max"]]).all())
+
+
+def _within(ra, rb, rel: float) -> bool:
+    return all(
+        math.isclose(float(ra[stat]), float(rb[stat]), rel_tol=rel, abs_tol=ROUNDING)
+        for stat in STATS
+    )
 
 
 def _same_print(ra, rb, fmt) -> bool:
