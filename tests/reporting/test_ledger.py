@@ -375,3 +375,31 @@ def test_the_resampling_moves_verdicts_that_read_the_protocol_seeds():
         after = ledger.evaluate_all(plain, other, config())
         moved |= {o.entry["id"] for o in after if o.status != before[o.entry["id"]]}
     assert moved, "no protocol-seed verdict moved: the resampling has no power"
+
+
+@pytest.mark.parametrize("temperature", [0.9, 1.1])
+def test_the_monte_carlo_rule_catches_a_softmax_temperature_off_by_ten_percent(
+    temperature, monkeypatch, tmp_path
+):
+    """Rulebook R3 on 02.2: with the measured per-trial spread (not a Bhatia–Davis bound, 3–8×
+    too wide), scores off by 10 % (a temperature of 0.9 or 1.1) fail a counted claim; the
+    unmutated run holds them all."""
+    from lecture17.experiments import scaling_multihead
+
+    spec = config()["02.2"]
+    counted = [e for e in entries() if e.get("demo") == "02.2" and e["class"] == "seeded"]
+
+    def verdicts() -> dict:
+        path = tmp_path / f"02.2_t{temperature}.csv"
+        write_csv(run_demo("02.2", spec["settings"], spec["seeds"][0]), path)
+        table = aggregate(read_runs([path]))
+        outcomes = ledger.evaluate_all(counted, {"02.2": table}, config())
+        return {o.entry["id"]: o.status for o in outcomes}
+
+    assert set(verdicts().values()) == {"holds"}
+    scores = scaling_multihead._random_scores
+    monkeypatch.setattr(
+        scaling_multihead, "_random_scores", lambda *a: scores(*a) / temperature
+    )
+    failed = [claim for claim, status in verdicts().items() if status != "holds"]
+    assert failed, f"a temperature of {temperature} passes every claim of 02.2"

@@ -90,7 +90,8 @@ def dot_product_variance(*, d_k_values: list[int], n_pairs: int, seed: int) -> p
 
 
 def _softmax_statistics(scores: np.ndarray, threshold: float) -> dict[str, float]:
-    """Means over rows of: max weight, entropy, ‖J‖_F with J = diag(p) − p pᵀ, share saturated.
+    """Means over rows of: max weight, entropy, ‖J‖_F with J = diag(p) − p pᵀ, share saturated;
+    and each one's standard deviation over the rows (`<name>_trial_sd`, ddof 1).
 
     scores : ndarray, shape (n_rows, n_keys)
     """
@@ -102,12 +103,16 @@ def _softmax_statistics(scores: np.ndarray, threshold: float) -> dict[str, float
     # §4.3: the softmax Jacobian ∂p/∂s; near one-hot p makes every entry near 0.
     J = p[:, :, None] * np.eye(p.shape[-1]) - p[:, :, None] * p[:, None, :]  # (n_rows, n, n)
     max_weight = p.max(axis=-1)  # (n_rows,)
-    return {
-        "max_weight": max_weight.mean(),
-        "entropy": entropy.mean(),
-        "jacobian_norm": np.linalg.norm(J, axis=(1, 2)).mean(),
-        "fraction_saturated": np.mean(max_weight > threshold),
+    per_row = {
+        "max_weight": max_weight,
+        "entropy": entropy,
+        "jacobian_norm": np.linalg.norm(J, axis=(1, 2)),
+        "fraction_saturated": (max_weight > threshold).astype(float),
     }
+    means = {name: values.mean() for name, values in per_row.items()}
+    # each mean's per-row standard deviation: the Monte Carlo standard error is sd / sqrt(n_rows)
+    spreads = {f"{name}_trial_sd": v.std(ddof=1) for name, v in per_row.items() if len(v) > 1}
+    return means | spreads
 
 
 def softmax_saturation(
@@ -118,7 +123,8 @@ def softmax_saturation(
     The same random scores are used both ways (a paired comparison).
     Rows: (`d_k`, `scaled` = "scaled" | "unscaled") → `max_weight`, `entropy`,
     `jacobian_norm` (mean ‖diag(p) − p pᵀ‖_F), `fraction_saturated` (share of queries whose
-    largest weight exceeds `saturation_threshold`); no label → `measured_uniform_entropy`,
+    largest weight exceeds `saturation_threshold`), and `<each>_trial_sd`, its standard
+    deviation over the trials (the Monte Carlo standard error is that / √n_trials); no label → `measured_uniform_entropy`,
     the same entropy code on `n_keys` equal scores (a uniform row): §4.3's ln 16 = 2.77,
     measured by the function that measures the table's entropies.
     """
