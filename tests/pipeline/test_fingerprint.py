@@ -48,6 +48,32 @@ def test_tolerance_follows_the_measured_spread_with_its_floors():
     assert fingerprint.tolerance("x · row 1 · quantity=q", 0.1, 0.001, 500) == pytest.approx(0.01)
 
 
+def test_widen_adds_another_machine_and_keeps_the_reference():
+    """Another CPU's three computations widen each value's spread to its largest gap from the
+    stored value; the stored values stay the reference; a loss that another CPU moves by more
+    than CHAOS relative becomes unjudged from that step on."""
+    spec = {"seeds": [0], "settings": {"train": {"n_test": 500}}}
+    keys = ["p · train call 0 · loss at step 1", "p · train call 0 · loss at step 2"]
+    first = fingerprint.judged(
+        "07.9",
+        spec,
+        dict(zip(keys, [2.0, 1.5])),
+        dict.fromkeys(keys, 0.0),
+        {"this CPU": dict(zip(keys, [2.0, 1.5]))},
+        ["this CPU"],
+    )
+    calm = {"this CPU": dict(zip(keys, [2.0 + 1e-5, 1.5 + 3e-5]))}
+    wide = fingerprint.widen(first, spec, calm, "Intel")
+    assert [wide["values"][k]["value"] for k in keys] == [2.0, 1.5]
+    assert wide["values"][keys[1]]["spread"] == pytest.approx(3e-5)
+    assert wide["values"][keys[1]]["tol"] == pytest.approx(3e-4)
+    assert wide["environments"] == ["this CPU", "Intel: this CPU"]
+    assert fingerprint.compare(first, calm["this CPU"]) != []  # beyond the one machine's floor
+    assert fingerprint.compare(wide, calm["this CPU"]) == []
+    chaotic = fingerprint.widen(first, spec, {"x": dict(zip(keys, [2.01, 1.5]))}, "Intel")
+    assert all(math.isinf(chaotic["values"][k]["tol"]) for k in keys)  # step 1 on: unjudged
+
+
 def test_every_committed_recording_has_a_fingerprint_that_matches_its_demo():
     """Every recorded demo (07.x, 08.x) carries one, made with this module's STEPS, with a
     tolerance per value no smaller than its floors, and a loss for every grid point."""

@@ -16,7 +16,12 @@ hashes still vouch for it:
   would compute it (`ATEN_CPU_CAPABILITY=avx2`, and `ATEN_CPU_CAPABILITY=default` with
   `MKL_CBWR=COMPATIBLE`: other kernels, other rounding). Each value's tolerance is SAFETY times
   the largest difference seen between them, floored (see `tolerance`), so the judge follows
-  the conditioning of each number, not a guess.
+  the conditioning of each number, not a guess;
+- the simulated CPUs of one machine underestimate real ones (an Intel Xeon's MKL path against
+  an AMD EPYC's moved early Adam losses of 07.1 by 8e-4 relative, 40x the simulated spread:
+  Adam's first steps follow the sign of gradient components that rounding decides), so
+  `widen`, run while the hashes vouch, adds another machine's three computations: the spread
+  becomes the largest gap to the stored value over every machine seen.
 
 When the hashes no longer match, `verify` runs the fingerprint on this checkout and compares
 every value within its tolerance: within, and the recording is still valid (the build says it
@@ -27,6 +32,7 @@ whose effect on a STEPS-step model stays below one test sample's worth (the floo
 settings are compared exactly, as before (record.problems).
 
     python -m lecture17.pipeline.fingerprint make 07.1 07.2     # write fingerprint.json
+    python -m lecture17.pipeline.fingerprint widen 07.1 --machine "Intel Xeon (AVX-512, AMX)"
     python -m lecture17.pipeline.fingerprint compute 07.1 --spec '{…}' --out x.json  # one, raw
 """
 
@@ -199,10 +205,31 @@ def make(demo: str, spec: dict, cwd: Path = Path(".")) -> dict:
     """The fingerprint of `demo` as stored: values on this CPU, each with its tolerance."""
     runs = {name: run_computation(demo, spec, env, cwd) for name, env in ENVIRONMENTS.items()}
     reference = runs["this CPU"]
+    spread = {k: 0.0 for k in reference}
+    return judged(demo, spec, reference, spread, runs, list(ENVIRONMENTS))
+
+
+def widen(stored: dict, spec: dict, runs: dict, machine: str) -> dict:
+    """`stored` with the computations `runs` ({environment: compute()}) of another machine
+    added: each value's spread becomes the largest gap to the stored value over every machine
+    seen, so the tolerance covers real CPUs (a vendor's MKL path, AMX), not only the simulated
+    ones of the machine that made it. The stored values stay the reference."""
+    reference = {k: v["value"] for k, v in stored["values"].items()}
+    spread = {k: v["spread"] for k, v in stored["values"].items()}
+    seen = stored["environments"] + [f"{machine}: {name}" for name in runs]
+    return judged(stored["demo"], spec, reference, spread, runs, seen)
+
+
+def judged(demo, spec, reference: dict, spread: dict, runs: dict, environments: list) -> dict:
+    """The stored form: every value with its spread over `runs` (and the spread already seen)
+    and its tolerance; a chaotic run is unjudged from its first chaotic step on."""
     for name, run in runs.items():
         if set(run) != set(reference):
             raise RuntimeError(f"{demo}: the fingerprint's values differ in kind under {name}")
-    spread = {k: max(gap(v, run[k]) for run in runs.values()) for k, v in reference.items()}
+    spread = {
+        k: max([spread[k], *(gap(v, run[k]) for run in runs.values())])
+        for k, v in reference.items()
+    }
     for run in chaotic_runs(spread, reference):  # from its first chaotic step on
         steps = [k for k in spread if k.startswith(f"{run} · loss at step ")]
         first = min(step_of(k) for k in steps if spread[k] > CHAOS * abs(reference[k]))
@@ -217,7 +244,7 @@ def make(demo: str, spec: dict, cwd: Path = Path(".")) -> dict:
         "demo": demo,
         "steps": STEPS,
         "seed": spec["seeds"][0],
-        "environments": list(ENVIRONMENTS),
+        "environments": environments,
         "rule": f"tolerance = max({SAFETY} x spread, {REL_FLOOR:g} relative"
         f"{f', {SAMPLE_FLOOR:g} / n_test = {SAMPLE_FLOOR / n_test(spec):g} for table values'})",
         "largest_relative_spread": max(
@@ -315,6 +342,13 @@ def main(argv=None) -> int:
     p_make.add_argument("demos", nargs="+")
     p_make.add_argument("--config", type=Path, default=Path("config/config.yaml"))
     p_make.add_argument("--root", default="report/measured")
+    p_widen = sub.add_parser(
+        "widen", help="add this machine's computations to report/measured/<demo>/fingerprint.json"
+    )
+    p_widen.add_argument("demos", nargs="+")
+    p_widen.add_argument("--machine", required=True, help='e.g. "Intel Xeon (AVX-512, AMX)"')
+    p_widen.add_argument("--config", type=Path, default=Path("config/config.yaml"))
+    p_widen.add_argument("--root", default="report/measured")
     args = parser.parse_args(argv)
     if args.command == "compute":
         args.out.write_text(json.dumps(compute(args.demo, json.loads(args.spec))))
@@ -325,7 +359,13 @@ def main(argv=None) -> int:
     for demo in args.demos:
         if found := record.problems(demo, config[demo], args.root, behaviour=False):
             raise SystemExit(f"{demo}: the recording is stale, no fingerprint made: {found}")
-        made = make(demo, config[demo])
+        if args.command == "widen":
+            runs = {
+                name: run_computation(demo, config[demo], env) for name, env in ENVIRONMENTS.items()
+            }
+            made = widen(read(Path(args.root, demo)), config[demo], runs, args.machine)
+        else:
+            made = make(demo, config[demo])
         path = write(Path(args.root, demo), made)
         print(
             f"演示 {demo}: {len(made['values'])} 个值 values, {made['judged']} 个判断 judged "
