@@ -84,7 +84,6 @@ def c035_std_is_sqrt_d_k(v):
 # 02.2 softmax saturation (§4.3): the lecture's numbers are its own runs, rounded
 
 
-
 def _half_unit(text: str, number: float) -> float:
     """Half a unit of the last digit with which `text` prints `number` ("76%" → 0.005)."""
     for token in re.findall(r"\d+(?:\.\d+)?%?", text):

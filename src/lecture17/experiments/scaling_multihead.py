@@ -124,8 +124,9 @@ def softmax_saturation(
     Rows: (`d_k`, `scaled` = "scaled" | "unscaled") → `max_weight`, `entropy`,
     `jacobian_norm` (mean ‖diag(p) − p pᵀ‖_F), `fraction_saturated` (share of queries whose
     largest weight exceeds `saturation_threshold`), and `<each>_trial_sd`, its standard
-    deviation over the trials (the Monte Carlo standard error is that / √n_trials); no label → `measured_uniform_entropy`,
-    the same entropy code on `n_keys` equal scores (a uniform row): §4.3's ln 16 = 2.77,
+    deviation over the trials (the Monte Carlo standard error is that / √n_trials); no label
+    → `measured_uniform_entropy`, the same entropy code on `n_keys` equal scores (a uniform
+    row): §4.3's ln 16 = 2.77,
     measured by the function that measures the table's entropies.
     """
     rng = np.random.default_rng(seed)

@@ -18,7 +18,7 @@ hashes still vouch for it:
   the largest difference seen between them, floored (see `tolerance`), so the judge follows
   the conditioning of each number, not a guess;
 - the simulated CPUs of one machine underestimate real ones (an Intel Xeon's MKL path against
-  an AMD EPYC's moved early Adam losses of 07.1 by 8e-4 relative, 40x the simulated spread:
+  an AMD EPYC's moved early Adam losses of 07.1 by 8e-4 relative, ~400x the simulated spread:
   Adam's first steps follow the sign of gradient components that rounding decides), so
   `widen`, run while the hashes vouch, adds another machine's three computations: the spread
   becomes the largest gap to the stored value over every machine seen.

@@ -179,16 +179,20 @@ def within_se(c: Context, value, n, of="lecture", k=3.0) -> Finding:
     )
 
 
-@word("sampled", {"value", "sd", "n", "n_test", "unit"}, {"of", "n_lecture"})
-def sampled(c: Context, value, sd, n, n_test, unit, of="lecture", n_lecture=1) -> Finding:
-    """Rulebook R4, a trained share quoted as a number: our mean of n seeds against the
+@word("sampled", {"value", "sd", "n", "unit"}, {"n_test", "of", "n_lecture"})
+def sampled(c: Context, value, sd, n, unit, n_test=None, of="lecture", n_lecture=1) -> Finding:
+    """Rulebook R4, a trained number quoted as a number: our mean of n seeds against the
     lecture's mean of n_lecture, within half a unit of its printed digits plus 4 standard errors
-    of the difference, σ √(1/n + 1/n_lecture), σ the larger of the seeds' spread and the
-    binomial error of one run on n_test samples (√(p(1 − p)/n_test) at the lecture's p)."""
+    of the difference, σ √(1/n + 1/n_lecture), σ the seeds' spread — for a share, at least the
+    binomial error of one run on n_test samples (√(p(1 − p)/n_test) at the lecture's p); without
+    n_test (a quantity that is not a share, an entropy) the seeds' spread alone."""
     ours, spread = c.get(value), c.get(sd)
     seeds, p = c.get(n), float(c.get(of)[0])
-    tests, half = float(np.prod(c.get(n_test))), float(unit) / 2
-    sigma = np.maximum(spread, math.sqrt(max(p * (1 - p), 0.0) / tests))
+    half = float(unit) / 2
+    binomial = 0.0
+    if n_test is not None:
+        binomial = math.sqrt(max(p * (1 - p), 0.0) / float(np.prod(c.get(n_test))))
+    sigma = np.maximum(spread, binomial)
     tol = half + 4 * sigma * np.sqrt(1 / seeds + 1 / float(n_lecture))
     gap = np.abs(ours - p)
     return Finding(
