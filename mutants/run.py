@@ -64,7 +64,8 @@ from mutants.patch import apply
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "mutants" / "results.csv"
-WORK = Path(os.environ.get("LECTURE17_MUTANTS_WORK", "/tmp/lecture17-mutants"))
+# in the checkout (ignored): a control build outlives the session that built it
+WORK = Path(os.environ.get("LECTURE17_MUTANTS_WORK", ROOT / ".mutants-work"))
 TRACE = ".mutants-trace"  # in a build folder: one JSON per job, the functions it called
 DONE = ".mutants-build.json"  # in a build folder: written when its build finished
 # what a build reads: a change here builds a new control
