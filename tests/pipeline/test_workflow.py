@@ -341,13 +341,16 @@ def test_a_timing_job_takes_every_core_and_other_jobs_one():
         cwd=ROOT, env=env, capture_output=True, text=True,
     )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
-    threads = {}
+    threads, exclusive = {}, {}
     for block in re.split(r"\n(?=\[\w{3} )", done.stdout):  # one block per job
         demo = re.search(r"wildcards: demo=(\d\d\.\d), .*seed=", block)  # a run, not a table
         count = re.search(r"threads: (\d+)", block)
         if demo:
             threads.setdefault(demo.group(1), set()).add(int(count.group(1)) if count else 1)
+            alone = "slurm_extra=--exclusive" in block  # on a cluster: a node of its own
+            exclusive.setdefault(demo.group(1), set()).add(alone)
     assert threads["05.4"] == {3} and threads["06.1"] == {3} and threads["05.1"] == {1}, threads
+    assert exclusive == {"05.4": {True}, "06.1": {True}, "05.1": {False}}, exclusive
 
 
 # -----------------------------------------------------------------------------

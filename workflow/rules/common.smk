@@ -175,3 +175,9 @@ def job_threads(wildcards):
     nothing runs beside it while it is timed; it still computes on one thread (shell.prefix).
     """
     return workflow.cores if DEMOS[wildcards.demo].alone else 1
+
+
+def slurm_extra(wildcards):
+    """On a cluster (workflow/profiles/slurm) threads say nothing about neighbours: a timing
+    demo's job asks SLURM for a node of its own (`--exclusive`)."""
+    return "--exclusive" if DEMOS[wildcards.demo].alone else ""

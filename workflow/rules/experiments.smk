@@ -32,6 +32,8 @@ for _rule, _demos in EXPERIMENT_RULES.items():
         conda:
             "../../environment.yml"
         threads: job_threads
+        resources:
+            slurm_extra=slurm_extra,
         params:
             settings=settings_json,
             registry=registry_entry,
@@ -65,6 +67,7 @@ for _rule, _demos in EXPERIMENT_RULES.items():
         resources:
             **(GPU_RESOURCES if _demos[0].kind == "gpu" else {}),
             gpu=lambda w: int(config["device"] == "cuda"),
+            slurm_extra=slurm_extra,
         params:
             settings=training_settings_json,
             grid=grid_json,
