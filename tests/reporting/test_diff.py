@@ -258,6 +258,15 @@ def test_timing_rows_are_never_compared(tmp_path):
     assert run(a, b)[1] == 0
 
 
+def test_a_timing_row_on_one_side_only_is_not_compared(tmp_path):
+    # the build table's ms_script of the recorded scripts (07) exists only in a checkout whose
+    # benchmarks/ saw their jobs run (the reference's, not a fresh clone's): a timing, never judged
+    a = build(tmp_path, "a", TRAINED, (("x", "weight", [0.614]), ("07", "ms_script", [8.3e6])))
+    b = build(tmp_path, "b", TRAINED)
+    a.tables["09.8"].attrs["timings"] = frozenset({"ms_script"})
+    assert run(a, b)[1] == 0
+
+
 def test_a_verdict_that_flips_on_one_seed_says_both(tmp_path):
     demos = {"09.9": {"seeds": [0], "grid": {"model": ["a"]}}}
     a = diff.Build(tmp_path, {"09.9": table("09.9", [("tf", "acc", [0.968])])}, demos)
