@@ -323,18 +323,18 @@ EXAMPLES = {
         "holds": {"mirror": [0.5] * 4, "neighbours": [0.4] * 4, "argmax_mirror": [0.9] * 4},
         "fails": {"mirror": [0.9] * 4, "neighbours": [0.05] * 4, "argmax_mirror": [0.95] * 4},
     },
-    "C108": {  # ours: the recorded Transformer seeds all above GRU + attention's at L = 16
-        "holds": {  # the lecture: 0.945 vs 0.937, one Transformer seed 0.810
-            "ga_8": [1.0, 0.99, 1.0],
-            "tf_8": [1.0, 1.0, 0.99],
-            "ga_16": [0.92, 0.945, 0.97],
-            "tf_16": [0.810, 1.0, 1.0],
+    "C108": {  # R12 over every 3-seed run of the recorded seeds (30 here: 10 cannot confirm)
+        "holds": {  # GRU + attention a little higher at L = 16, the ranges overlapping
+            "ga_8": [1.0] * 30,
+            "tf_8": [1.0] * 30,
+            "ga_16": list(np.linspace(0.80, 0.99, 30)),
+            "tf_16": list(np.linspace(0.70, 0.95, 30)),
         },
-        "fails": {  # the ranges apart and the ordering reversed
-            "ga_8": [1.0, 0.99, 1.0],
-            "tf_8": [1.0, 1.0, 0.99],
-            "ga_16": [0.89, 0.93, 0.96],
-            "tf_16": [0.97, 0.99, 1.0],
+        "fails": {  # ours: every recorded Transformer seed above GRU + attention's
+            "ga_8": [1.0] * 10,
+            "tf_8": [1.0] * 10,
+            "ga_16": [0.92, 0.88, 0.78, 0.94, 0.97, 0.95, 0.96, 0.94, 0.91, 0.93],
+            "tf_16": [1.0] * 10,
         },
     },
     "C109": {  # ours: no recorded Transformer seed lags, and they do not spread
@@ -343,25 +343,33 @@ EXAMPLES = {
         },
         "fails": {"tf_16": [1.0] * 30},  # 0/30: 0.00–0.11, a run 0.00–0.30
     },
-    "C111": {  # ours: clearly below the Transformer, but the seeds close together
-        "holds": {  # 0.540; the per-token 0.392 seed has no sequence right
-            "ga_32": [0.540],
-            "ga32_lo": [0.0],
-            "ga32_hi": [0.82],
-            "tf_32": [0.996],
-            "tf32_lo": [0.99],
+    "C111": {  # R4 on 0.540 and R12 on the gap
+        "holds": {
+            "ga_32": [0.60],
+            "ga_32_sd": [0.08],
+            "ga_32_n": [10],
+            "ga_seeds": [0.6, 0.7, 0.5, 0.55, 0.65, 0.6, 0.62, 0.58, 0.66, 0.54],
+            "tf_seeds": [1.0] * 10,
         },
-        "fails": {
-            "ga_32": [0.71],
-            "ga32_lo": [0.69],
-            "ga32_hi": [0.73],
-            "tf_32": [1.0],
-            "tf32_lo": [1.0],
+        "fails": {  # no gap: GRU + attention as good as the Transformer on some seeds
+            "ga_32": [0.60],
+            "ga_32_sd": [0.08],
+            "ga_32_n": [10],
+            "ga_seeds": [0.6, 1.0, 0.5, 1.0, 0.65, 1.0, 0.62, 1.0, 0.66, 1.0],
+            "tf_seeds": [1.0] * 10,
         },
     },
-    "C112": {  # ours: the three seeds nearly alike
-        "holds": {"ga_tok": [0.70], "lo": [0.392], "hi": [0.922]},
-        "fails": {"ga_tok": [0.855], "lo": [0.85], "hi": [0.86]},
+    "C112": {  # R12: a 3-seed run's per-token range at least half the lecture's 0.530
+        "holds": {
+            "lo": [0.39],
+            "hi": [0.95],
+            "ga_seeds": [0.39, 0.95, 0.4, 0.9, 0.45, 0.92, 0.5, 0.8, 0.39, 0.95],
+        },
+        "fails": {  # ours: the ten recorded seeds within 0.10 of one another
+            "lo": [0.806],
+            "hi": [0.908],
+            "ga_seeds": [0.855, 0.872, 0.908, 0.829, 0.815, 0.848, 0.883, 0.908, 0.806, 0.898],
+        },
     },
     "C114": {  # ours: still clearly above chance at t = 8
         "holds": {"p_far": [0.12, 0.10, 0.09, 0.11]},

@@ -231,6 +231,10 @@ EXAMPLES = {
     },
     # exercises 8 and 9: values under which each prediction holds and fails (the checks are
     # also tested one by one in tests/reporting/test_robustness.py)
+    "L17-Ex9c": {  # R4 on step counts; ours: 152 and 100 on every recorded seed, far below
+        "holds": {"steps": [425.0, 175.0], "steps_sd": [20.0, 10.0], "steps_n": [10.0, 10.0]},
+        "fails": {"steps": [152.5, 100.0], "steps_sd": [7.9, 0.0], "steps_n": [10.0, 10.0]},
+    },
     "C139": {  # 1500 steps: 3 seeds; 500 steps: 10 recorded seeds
         "holds": {
             "ga_500": [0.5, 0.3, 0.7, 0.4, 0.6, 0.2, 0.8, 0.45, 0.55, 0.5],

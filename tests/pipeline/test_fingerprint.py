@@ -57,12 +57,12 @@ def test_widen_adds_another_machine_and_keeps_the_reference():
     first = fingerprint.judged(
         "07.9",
         spec,
-        dict(zip(keys, [2.0, 1.5])),
+        dict(zip(keys, [2.0, 1.5], strict=True)),
         dict.fromkeys(keys, 0.0),
-        {"this CPU": dict(zip(keys, [2.0, 1.5]))},
+        {"this CPU": dict(zip(keys, [2.0, 1.5], strict=True))},
         ["this CPU"],
     )
-    calm = {"this CPU": dict(zip(keys, [2.0 + 1e-5, 1.5 + 3e-5]))}
+    calm = {"this CPU": dict(zip(keys, [2.0 + 1e-5, 1.5 + 3e-5], strict=True))}
     wide = fingerprint.widen(first, spec, calm, "Intel")
     assert [wide["values"][k]["value"] for k in keys] == [2.0, 1.5]
     assert wide["values"][keys[1]]["spread"] == pytest.approx(3e-5)
@@ -70,7 +70,9 @@ def test_widen_adds_another_machine_and_keeps_the_reference():
     assert wide["environments"] == ["this CPU", "Intel: this CPU"]
     assert fingerprint.compare(first, calm["this CPU"]) != []  # beyond the one machine's floor
     assert fingerprint.compare(wide, calm["this CPU"]) == []
-    chaotic = fingerprint.widen(first, spec, {"x": dict(zip(keys, [2.01, 1.5]))}, "Intel")
+    chaotic = fingerprint.widen(
+        first, spec, {"x": dict(zip(keys, [2.01, 1.5], strict=True))}, "Intel"
+    )
     assert all(math.isinf(chaotic["values"][k]["tol"]) for k in keys)  # step 1 on: unjudged
 
 

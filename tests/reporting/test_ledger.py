@@ -313,11 +313,14 @@ def test_the_sampled_word_follows_the_lecture_digits_and_the_seed_count():
     one run's binomial error; more seeds of ours, a tighter band."""
     values = {"x": [0.503], "sd": [0.012], "n": [10.0], "t": [500.0]}
     context = checks.Context(values, {"": 0.594}, "0.594", {}, ".3f")
-    assert (
-        checks.VOCABULARY["sampled"](context, "x", "sd", "n", "t", 0.001, n_lecture=3).ok is False
-    )
+    word = checks.VOCABULARY["sampled"]
+    assert word(context, "x", "sd", "n", 0.001, n_test="t", n_lecture=3).ok is False
     context = checks.Context({**values, "x": [0.56]}, {"": 0.594}, "0.594", {}, ".3f")
-    assert checks.VOCABULARY["sampled"](context, "x", "sd", "n", "t", 0.001, n_lecture=3).ok is True
+    assert word(context, "x", "sd", "n", 0.001, n_test="t", n_lecture=3).ok is True
+    # a quantity that is no share (an entropy): the seeds' spread alone, no binomial floor
+    tight = checks.Context({**values, "x": [0.56], "sd": [0.001]}, {"": 0.594}, "0.594", {}, ".3f")
+    assert word(tight, "x", "sd", "n", 0.001, n_test="t", n_lecture=3).ok is True
+    assert word(tight, "x", "sd", "n", 0.001, n_lecture=3).ok is False
 
 
 def _resampled(table, rng):
