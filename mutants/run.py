@@ -676,7 +676,7 @@ def main(argv=None) -> int:
         print_estimate(estimate(control_dir, chosen))
     if args.control_only or args.estimate:
         return 0
-    fingerprint = code_fingerprint()
+    fingerprint = code_fingerprint(control_dir)  # the code the control was built from
     if args.false_catch:  # first: its flips and cells are the noise the mutants are read against
         row = second_control(control_dir, args.work, args.cores, args.protocol)
         row |= {"fingerprint": fingerprint}
