@@ -9,7 +9,7 @@ import matplotlib
 import pytest
 import yaml
 from conftest import ROOT
-from pages import SMALL_FIGURES, reference_missing, render, small_build, tables_of
+from pages import SMALL_FIGURES, reference_missing, reference_render, render, small_build, tables_of
 
 from lecture17.reporting import claims as report_claims
 from lecture17.reporting import figures, ledger
@@ -322,3 +322,44 @@ def test_two_renders_give_the_same_bytes(page, tmp_path):
     again = small_build(tmp_path)
     assert again.read_text(encoding="utf-8") == page["html"]
     assert (tmp_path / "lecture17.md").read_text(encoding="utf-8") == page["md"]
+
+
+def misplaced(md: str) -> list[tuple[str, str, str]]:
+    """(claim, its section, the heading it sits under) for every claim row of the Markdown
+    report whose heading is not its own: an exercise's claim under another exercise's (or no
+    exercise's) heading, a § claim under a heading that names other § numbers."""
+    wrong, heading = [], ""
+    for line in md.splitlines():
+        if line.startswith("#"):
+            heading = line.lstrip("#").strip()
+            continue
+        row = re.match(r"\| ((?:C|L17-)[\w.-]+) \| ([^|]+) \|", line)
+        if not row or not heading:
+            continue
+        claim, section = row.group(1), row.group(2).strip()
+        if section.startswith("Ex"):
+            number = re.match(r"Ex(\d+)", section).group(1)
+            if not re.match(rf"练习 {number}\b", heading):
+                wrong.append((claim, section, heading))
+        elif section.startswith("§") and report_html.covered(heading):
+            says = [
+                (int(a), int(b) if b else None)
+                for a, b in report_html.SECTION_NUMBERS.findall(section)
+            ]  # "§11 / §3.2": either
+            sections = report_html.covered(heading)
+            if not any(s in sections or (s[0], None) in sections for s in says):
+                wrong.append((claim, section, heading))
+    return wrong
+
+
+def test_every_card_sits_under_its_own_heading(page, tmp_path):
+    """An exercise's card under its exercise's heading (issue 19: Ex2, Ex3(c), Ex6(b), Ex8 were
+    filed under 练习 9), a § card under a heading that covers its § — on the small page and on
+    the reference rendered again."""
+    assert misplaced(page["md"]) == []
+    if reference_missing():
+        pytest.skip(reference_missing())
+    reference_render(tmp_path)
+    md = (tmp_path / "lecture17.md").read_text(encoding="utf-8")
+    assert "| C128 | Ex2 |" in md  # the test reads the rows it judges
+    assert misplaced(md) == []

@@ -267,8 +267,9 @@ class Report:
         self.shown = set()
         self.rendered = set()  # the demos the template placed (build() checks none is left out)
 
-    def demo(self, demo_id: str, exercises: bool = False) -> str:
-        """A demo's views, figures and claims; claims about exercises wait for §13 unless asked."""
+    def demo(self, demo_id: str, exercises: bool = False, claims: bool = True) -> str:
+        """A demo's views, figures and claims; claims about exercises wait for §13 unless asked;
+        claims=False leaves its claims to the template (§13 puts each under its exercise)."""
         if demo_id not in self.views and demo_id not in self.tables:
             return f"*（本次构建没有演示 {demo_id} demo {demo_id} is not in this build）*"
         self.rendered.add(demo_id)
@@ -282,8 +283,13 @@ class Report:
         for i, view in enumerate(self.views.get(demo_id, [])):
             parts += self.view(view, demo_id, figures if i == 0 else [])
         parts += [self.figure(name) for name in figures]
-        parts.append(self.claims(demo=demo_id, exercises=exercises))
+        if claims:
+            parts.append(self.claims(demo=demo_id, exercises=exercises))
         return "\n\n".join(p for p in parts if p)
+
+    def exercises_with_claims(self, numbers) -> list[int]:
+        """The exercises (of `numbers`) that have a claim not yet placed: each gets a heading."""
+        return [n for n in numbers if self._choose(section=f"Ex{n}")]
 
     def view(self, view, demo_id: str, figures) -> list[str]:
         source = str(view.get("table", demo_id))
