@@ -153,6 +153,13 @@ def test_the_contents_list_every_section(loaded):
     )
     assert len(headings) > 30 and set(headings) <= set(listed)
     assert tab.evaluate("getComputedStyle(document.querySelector('nav.toc')).display") != "none"
+    # every demo a heading names ("代码 03 演示 4") is visible in the contents, at every width
+    named = tab.evaluate(
+        """[...document.querySelectorAll('main h2, main h3')]
+            .flatMap(h => [...h.textContent.matchAll(/代码 \\d\\d 演示 [\\d、–]+/g)].map(m => m[0]))"""
+    )
+    shown = tab.evaluate("document.querySelector('nav.toc').innerText")
+    assert named and [d for d in named if d not in shown] == []
     if width >= 1120:  # a sidebar: it stays in view
         assert tab.evaluate("getComputedStyle(document.querySelector('nav.toc')).position") == (
             "sticky"

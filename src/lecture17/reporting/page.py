@@ -137,17 +137,26 @@ def anchor_headings(html_text: str) -> tuple[str, list[dict]]:
     return HEADING.sub(replace, html_text), headings
 
 
+DEMO_LABEL = re.compile(r"（((?:代码|演示|记录的运行)[^）]*)）")
+
+
 def toc_entry(h: dict) -> str:
-    """A heading in the contents: its § number, then its title without "（代码 01 演示 4）"
-    (narrow screens show the number alone)."""
-    title = re.sub(r"（(?:代码|演示)[^）]*）", "", h["html"]).strip()
+    """A heading in the contents: its § number, its title, and the demos it shows ("代码 01
+    演示 4": the lecture's names, so a student finds a demo in the contents) apart from the
+    title (narrow screens show the number and the demos)."""
+    demos = "；".join(DEMO_LABEL.findall(h["html"]))
+    title = DEMO_LABEL.sub("", h["html"]).strip()
+    label = f' <span class="d">{demos}</span>' if demos else ""
     match = re.match(r"(§[\d.]+(?:[–、]§[\d.]+)?)\s*(.*)", title, re.S)
     if not match:
-        return f'<a href="#{h["id"]}">{title}</a>'
+        return f'<a href="#{h["id"]}">{title}{label}</a>'
     number, rest = match.groups()
     if rest.startswith("超出讲义："):  # "§8.4 超出讲义": told apart from §8.4 itself on a phone
         number, rest = f"{number} 超出讲义", rest.removeprefix("超出讲义：")
-    return f'<a href="#{h["id"]}"><span class="n">{number}</span> <span class="t">{rest}</span></a>'
+    return (
+        f'<a href="#{h["id"]}"><span class="n">{number}</span> <span class="t">{rest}</span>'
+        f"{label}</a>"
+    )
 
 
 def toc(headings: list[dict]) -> str:
