@@ -20,8 +20,8 @@ def test_every_requirement_is_pinned_exactly():
     assert loose == [], f"not pinned with ==: {loose}"
 
 
-def test_torch_is_the_cpu_build_version_named_in_the_developers_guide():
-    # An unpinned or newer torch pulls a multi-GB CUDA build (DEVELOPERS.md).
+def test_torch_is_pinned_to_its_cpu_build():
+    # An unpinned or newer torch pulls a multi-GB CUDA build; 2.13.0 from PyPI is the CPU one.
     assert "torch==2.13.0" in requirement_pins()
 
 
