@@ -155,8 +155,8 @@ def test_the_contents_list_every_section(loaded):
     assert tab.evaluate("getComputedStyle(document.querySelector('nav.toc')).display") != "none"
     # every demo a heading names ("代码 03 演示 4") is visible in the contents, at every width
     named = tab.evaluate(
-        """[...document.querySelectorAll('main h2, main h3')]
-            .flatMap(h => [...h.textContent.matchAll(/代码 \\d\\d 演示 [\\d、–]+/g)].map(m => m[0]))"""
+        """[...document.querySelectorAll('main h2, main h3')].flatMap(h =>
+            [...h.textContent.matchAll(/代码 \\d\\d 演示 [\\d、–]+/g)].map(m => m[0]))"""
     )
     shown = tab.evaluate("document.querySelector('nav.toc').innerText")
     assert named and [d for d in named if d not in shown] == []
@@ -200,7 +200,8 @@ def test_a_wide_table_keeps_its_first_column_and_shows_there_is_more(loaded):
     sticky (what a row is stays in view) and the box draws the scroll shadows."""
     width, tab = loaded
     found = tab.evaluate(
-        """() => [...document.querySelectorAll('.scroll')].filter(b => b.scrollWidth > b.clientWidth)
+        """() => [...document.querySelectorAll('.scroll')]
+            .filter(b => b.scrollWidth > b.clientWidth)
             .map(b => [[...b.querySelectorAll('tr > :first-child')]
                          .every(c => getComputedStyle(c).position === 'sticky'),
                        getComputedStyle(b).backgroundImage.includes('gradient')])"""

@@ -147,13 +147,28 @@ def checked(classes: tuple[str, ...]) -> list[dict]:
     return [e for e in entries() if e["class"] in classes and demos_of(e) <= set(fast_demos())]
 
 
+def test_an_exact_claim_says_same_digits_only_when_its_digits_were_compared():
+    """A badge that matches what it shows (issue 19): C131 ("不变": 1,050,624 = 1,050,624) and
+    C070 (0.151–0.154 within 3 SE of 0.153) hold; C057's digits are the same digits."""
+    tables = reference_tables()
+    status = {
+        e["id"]: ledger.evaluate(e, tables, config()).status
+        for e in entries()
+        if e["id"] in ("C131", "C070", "C057", "L17-Ex4c-inf")
+    }
+    assert status == {"C131": "holds", "C070": "holds", "C057": "same", "L17-Ex4c-inf": "holds"}
+    shown = ledger.evaluate(next(e for e in entries() if e["id"] == "L17-Ex4c-inf"), tables)
+    assert shown.ours == "nan"  # the flag 1 shown as what it means
+
+
 @pytest.mark.parametrize("entry", checked(DETERMINISTIC), ids=lambda e: e["id"])
 def test_deterministic_claims_agree_with_the_lecture(entry, tables):
     outcome = ledger.evaluate(entry, tables, config())
     if entry.get("expect") == "differs":  # the lecture's own error (e.g. F02): it must still differ
         assert outcome.status == "differs", f"{entry['id']} now agrees: drop its `expect`"
         return
-    assert outcome.status in ("same", "precision", "echo"), (
+    # an exact claim judged by its own check (not its digits) holds; by its digits, same
+    assert outcome.status in ("same", "precision", "echo", "holds"), (
         f"{entry['id']} ({entry['section']}): lecture {entry['lecture']!r}, "
         f"ours {outcome.ours!r}: {outcome.status} {outcome.reason}"
     )

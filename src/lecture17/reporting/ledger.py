@@ -52,7 +52,7 @@ COUNTED = ("exact", "precision", "seeded")  # the classes a reproduction is coun
 STATUS = {
     "same": "数字相同 same digits",
     "precision": "机器精度内 within precision",
-    "holds": "趋势成立 trend holds",
+    "holds": "成立 holds",
     "echo": "回显 shown back",
     "differs": "不同 differs",
     "unresolved": "无法分辨 not resolvable",
@@ -94,6 +94,7 @@ ENTRY_KEYS = {
     "expect",
     "needs",
     "decide",
+    "shown_as",  # {value: text}: how a coded value reads (a flag 1 shown as "nan")
 }
 DECIDE_KEYS = {"recorded", "where"}  # (not "on": YAML 1.1 reads it as true)
 SELECTOR_KEYS = {"demo", "quantity", "where", "stat", "reduce"}
@@ -409,6 +410,8 @@ def evaluate_protocol(entry: dict, tables: dict, settings: dict | None = None) -
     fmt = entry.get("fmt", ".3g")
     shown = np.concatenate([np.atleast_1d(named[n]) for n in _show_names(entry) or [*named][:1]])
     ours = fmt_values(scalar_or_list(shown), fmt)
+    if "shown_as" in entry:  # a coded value shown as what it means, the badge judging that
+        ours = "、".join(str(entry["shown_as"].get(float(v), format(v, fmt))) for v in shown)
     demo_settings = _settings(settings, entry)
     context = checks.Context(
         named, lecture_numbers(entry), str(entry["lecture"]), demo_settings, fmt
@@ -418,7 +421,11 @@ def evaluate_protocol(entry: dict, tables: dict, settings: dict | None = None) -
     if ok is None:
         status = "unresolved"
     elif ok:
-        status = PASSED[cls]
+        # an exact claim judged by a check of its own (within 3 SE, equal to another cell)
+        # rather than by its printed digits holds; it does not show "the same digits"
+        words = [checks.parse_step(step)[0] for step in entry.get("check", [])]
+        explicit = cls in ("exact", "reconstructed") and words and "digits" not in words
+        status = "holds" if explicit else PASSED[cls]
     else:
         status = "timing_fails" if cls == "timing" else "differs"
     numbers = {n: scalar_or_list(v) for n, v in named.items()}
