@@ -363,3 +363,13 @@ def test_every_card_sits_under_its_own_heading(page, tmp_path):
     md = (tmp_path / "lecture17.md").read_text(encoding="utf-8")
     assert "| C128 | Ex2 |" in md  # the test reads the rows it judges
     assert misplaced(md) == []
+
+
+def test_every_flag_a_claim_uses_is_explained_on_the_page(page):
+    """issue 19: F01–F10 were never defined on the page; each flag used is, in a sentence."""
+    used = {e["flag"] for e in ledger.load_ledger(ROOT / "report" / "ledger") if e.get("flag")}
+    assert used and used <= set(ledger.FLAG_TEXT)
+    for flag in used:  # the small page's claims use some of them; each one is explained
+        if f"[{flag}]" in page["md"] or f"，{flag}）" in page["md"]:
+            assert f"**{flag}**：" in page["md"], flag
+    assert "**F01**：" in page["md"] or "F01" not in page["md"]

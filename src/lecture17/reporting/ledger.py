@@ -74,6 +74,8 @@ PASSED = {  # status when the checks hold, by class
     "beyond": "same",
 }
 DEFAULT_BOUND = 1e-13
+FLAGS_FILE = "flags.yaml"  # the reading aid's flags F01–F10 explained: not claims
+FLAG_TEXT: dict[str, str] = {}  # flag -> its sentence (load_ledger fills it)
 ENTRY_KEYS = {
     "id",
     "section",
@@ -140,7 +142,11 @@ class Outcome:
 def load_ledger(path) -> list[dict]:
     """Entries of report/ledger/*.yaml (sorted), their predicates loaded from *.py beside them."""
     path = Path(path)
-    files = sorted(path.glob("*.yaml")) if path.is_dir() else [path]
+    files = (
+        sorted(f for f in path.glob("*.yaml") if f.name != FLAGS_FILE) if path.is_dir() else [path]
+    )
+    if path.is_dir() and (path / FLAGS_FILE).exists():
+        FLAG_TEXT.update(yaml.safe_load((path / FLAGS_FILE).read_text(encoding="utf-8")))
     if not files:
         raise ValueError(f"{path}: no ledger files (*.yaml)")
     for module in [f.with_suffix(".py") for f in files]:

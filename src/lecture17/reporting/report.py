@@ -287,6 +287,16 @@ class Report:
             parts.append(self.claims(demo=demo_id, exercises=exercises))
         return "\n\n".join(p for p in parts if p)
 
+    def flags(self) -> str:
+        """The reading aid's flags this page's claims use, each explained in a sentence."""
+        used = sorted({o.entry["flag"] for o in self.outcomes if o.entry.get("flag")})
+        missing = [f for f in used if f not in ledger_mod.FLAG_TEXT]
+        if missing:
+            raise ValueError(
+                f"flags {missing} are used by claims but not in report/ledger/flags.yaml"
+            )
+        return "\n".join(f"- **{f}**：{ledger_mod.FLAG_TEXT[f]}" for f in used)
+
     def exercises_with_claims(self, numbers) -> list[int]:
         """The exercises (of `numbers`) that have a claim not yet placed: each gets a heading."""
         return [n for n in numbers if self._choose(section=f"Ex{n}")]
