@@ -74,6 +74,8 @@ def test_widen_adds_another_machine_and_keeps_the_reference():
         first, spec, {"x": dict(zip(keys, [2.01, 1.5], strict=True))}, "Intel"
     )
     assert all(math.isinf(chaotic["values"][k]["tol"]) for k in keys)  # step 1 on: unjudged
+    with pytest.raises(ValueError, match="already widened"):  # one machine counted once
+        fingerprint.widen(wide, spec, calm, "Intel")
 
 
 def test_every_committed_recording_has_a_fingerprint_that_matches_its_demo():

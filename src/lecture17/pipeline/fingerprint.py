@@ -214,6 +214,8 @@ def widen(stored: dict, spec: dict, runs: dict, machine: str) -> dict:
     added: each value's spread becomes the largest gap to the stored value over every machine
     seen, so the tolerance covers real CPUs (a vendor's MKL path, AMX), not only the simulated
     ones of the machine that made it. The stored values stay the reference."""
+    if any(e.startswith(f"{machine}: ") for e in stored["environments"]):
+        raise ValueError(f"{stored['demo']}: already widened with {machine!r}")
     reference = {k: v["value"] for k, v in stored["values"].items()}
     spread = {k: v["spread"] for k, v in stored["values"].items()}
     seen = stored["environments"] + [f"{machine}: {name}" for name in runs]
@@ -360,6 +362,8 @@ def main(argv=None) -> int:
         if found := record.problems(demo, config[demo], args.root, behaviour=False):
             raise SystemExit(f"{demo}: the recording is stale, no fingerprint made: {found}")
         if args.command == "widen":
+            if read(Path(args.root, demo)) is None:
+                raise SystemExit(f"{demo}: no {FINGERPRINT} to widen: make one first (make)")
             runs = {
                 name: run_computation(demo, config[demo], env) for name, env in ENVIRONMENTS.items()
             }

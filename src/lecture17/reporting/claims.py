@@ -36,7 +36,7 @@ SYMBOL = {  # the badge's sign: the verdict can be read without its colour
 VERDICT = {  # what the status means, as the end of the claim's sentence
     "same": "数字相同 the same digits",
     "precision": "两者都在机器精度内 both within machine precision",
-    "holds": "讲义说的趋势或界限成立 the lecture's trend or bound holds",
+    "holds": "讲义说的成立 what the lecture says holds（趋势、界限或检查 trend, bound or check）",
     "echo": "这是一个设置或讲义自己的算术，显示出来，不算复现 shown back, not a reproduction",
     "differs": "没有复现 not reproduced",
     LECTURE_ERROR: "讲义自己错了 the lecture itself is wrong",

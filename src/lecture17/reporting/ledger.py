@@ -429,13 +429,25 @@ def evaluate_protocol(entry: dict, tables: dict, settings: dict | None = None) -
     elif ok:
         # an exact claim judged by a check of its own (within 3 SE, equal to another cell)
         # rather than by its printed digits holds; it does not show "the same digits"
-        words = [checks.parse_step(step)[0] for step in entry.get("check", [])]
-        explicit = cls in ("exact", "reconstructed") and words and "digits" not in words
+        steps = [checks.parse_step(step) for step in entry.get("check", [])]
+        explicit = cls in ("exact", "reconstructed") and steps and not any(map(_to_lecture, steps))
         status = "holds" if explicit else PASSED[cls]
     else:
         status = "timing_fails" if cls == "timing" else "differs"
     numbers = {n: scalar_or_list(v) for n, v in named.items()}
     return Outcome(entry, status, ours, findings, numbers, cells)
+
+
+def _to_lecture(step: tuple[str, dict]) -> bool:
+    """Whether a check step compares with the lecture's own number (its digits, or `equal` /
+    `near` to `lecture…`; a bound such as `between` is not): an exact claim passing such a step
+    shows the same digits."""
+    word, args = step
+    return (
+        word == "digits"
+        or word in ("equal", "near")
+        and any(isinstance(v, str) and v.startswith("lecture") for v in (args or {}).values())
+    )
 
 
 def _row_keys(rows: pd.DataFrame) -> list[tuple]:

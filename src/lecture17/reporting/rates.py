@@ -61,3 +61,46 @@ def decide(k: int, n: int, threshold: float = 0.5) -> tuple[bool | None, str]:
     more = seeds_to_decide(k, n, threshold)
     need = f"按这个比率再要约 {more} 个种子 about {more} more seeds" if more else "更多种子"
     return None, f"{text}，区间跨过 {threshold:g} straddles {threshold:g}：{need}才能判断"
+
+
+# -----------------------------------------------------------------------------
+# a chance over every 3-seed run of the recorded seeds (rulebook R12)
+
+
+RUN = 3  # the lecture's §9 run: 3 seeds (R12's 'a run of that size')
+
+
+def disjoint_runs(n_seeds: int) -> int:
+    """How many independent 3-seed runs n recorded seeds hold. A chance averaged over every
+    3-subset (a U-statistic) is no more precise than that many trials in the worst case
+    (Hoeffding), so its interval is taken at this n, not at n_seeds."""
+    return n_seeds // RUN
+
+
+def _decides(chance: float, runs: int) -> bool:
+    lo, hi = wilson(chance * runs, runs)
+    return lo > 0.5 or hi < 0.5
+
+
+def three_seed_decision(chance: float, n_seeds: int) -> tuple[bool | None, str]:
+    """(verdict, words) of a chance estimated from n_seeds recorded seeds against 1/2: the 95 %
+    Wilson interval at disjoint_runs(n_seeds) trials (the formula holds for a fractional count);
+    not resolvable with fewer than 3 seeds or while the interval straddles 1/2, saying how many
+    more seeds (at the chance seen) would decide it."""
+    runs = disjoint_runs(n_seeds)
+    if runs == 0 or not math.isfinite(chance):
+        return None, f"只有 {n_seeds} 个记录的种子，凑不出一次 3 个种子的运行 fewer than 3 seeds"
+    lo, hi = wilson(chance * runs, runs)
+    ok = True if lo > 0.5 else False if hi < 0.5 else None
+    words = (
+        f"{chance:.2f}（95% 区间 interval {lo:.2f}–{hi:.2f}，按 {n_seeds} 个种子里 {runs} 次"
+        f"互不重叠的 3 种子运行 as {runs} disjoint 3-seed runs of {n_seeds} seeds，"
+        "和 1/2 比 against 1/2）"
+    )
+    if ok is None:
+        more = next(
+            (x for x in range(1, 1000) if _decides(chance, disjoint_runs(n_seeds + x))), None
+        )
+        if more:
+            words += f"；按这个概率再要约 {more} 个种子 about {more} more seeds would decide"
+    return ok, words

@@ -118,8 +118,9 @@ def by_seed(
     text = "\n".join(lines)
     if spread:
         text += (
-            f"\n\n关于种子之间的波动的说法 claims about the seeds' spread（{'、'.join(spread)}）"
-            "是关于一个分布的，逐个种子判断没有意义 are about a distribution, not judged per seed。"
+            f"\n\n在所有记录的种子上一起判断的说法 claims judged once on all the recorded seeds"
+            f"（{'、'.join(spread)}）：它们读的是种子的平均、波动或比率，不是一个种子的结果 "
+            "they read the seeds' mean, spread or a rate, not one seed's run。"
         )
     return text
 
