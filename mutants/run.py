@@ -662,6 +662,12 @@ def main(argv=None) -> int:
         "--estimate", action="store_true", help="the jobs each mutant reaches, and their CPU time"
     )
     parser.add_argument("--control-only", action="store_true")
+    parser.add_argument(
+        "--control",
+        type=Path,
+        help="a finished control build to use as it is (its key not checked: the code it was "
+        "built from must be the mutated code's, which its fingerprint column records)",
+    )
     parser.add_argument("--results", type=Path, default=RESULTS, help="the results CSV")
     parser.add_argument("--keep", action="store_true", help="keep each mutant's build folder")
     parser.add_argument(
@@ -670,7 +676,9 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     chosen = select(args.mutants)
     args.work.mkdir(parents=True, exist_ok=True)
-    control_dir = control(args.work, args.cores, args.protocol)
+    if args.control and not (args.control / DONE).is_file():
+        parser.error(f"{args.control}: not a finished control build (no {DONE})")
+    control_dir = args.control or control(args.work, args.cores, args.protocol)
     print(f"控制构建 control build: {control_dir}", flush=True)
     if args.estimate:
         print_estimate(estimate(control_dir, chosen))

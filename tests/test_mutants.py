@@ -305,3 +305,10 @@ def test_the_estimate_adds_the_cpu_time_of_the_jobs_a_mutant_reaches(tmp_path):
         "recorded_jobs": 0,
         "recorded_cpu_s": 0,
     }
+
+
+def test_a_given_control_must_be_a_finished_build(tmp_path):
+    """--control reuses a control as it is (its cache key is not checked), but only a finished
+    one: a folder without the build's done-file is refused before any work."""
+    with pytest.raises(SystemExit):
+        run.main(["--control", str(tmp_path), "--estimate"])
