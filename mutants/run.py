@@ -64,7 +64,7 @@ from mutants.patch import apply
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "mutants" / "results.csv"
-# in the checkout (ignored): a control build outlives the session that built it
+# in the checkout (ignored): a control build lasts as long as the checkout (not /tmp)
 WORK = Path(os.environ.get("LECTURE17_MUTANTS_WORK", ROOT / ".mutants-work"))
 TRACE = ".mutants-trace"  # in a build folder: one JSON per job, the functions it called
 DONE = ".mutants-build.json"  # in a build folder: written when its build finished
