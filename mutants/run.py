@@ -26,8 +26,9 @@ in the order that costs least:
    (15-17 s a module here; the whole suite is ~12 minutes, 5 hours for the catalogue; --tests
    uncaught: only when 1 did not catch it);
 3. if the protocol's demos did not catch it (whatever the tests found), the recorded demos
-   (07.x, 08.x) it reaches are rerun on the reduced protocol in the mutant's copy, stored as its recordings, and judged as in 1: a mutant that
-   merely stales a recording is judged on the recording rebuilt, never on "stale".
+   (07.x, 08.x) it reaches are rerun on the reduced protocol in the mutant's copy, stored as
+   its recordings, and judged as in 1: a mutant that merely stales a recording is judged on
+   the recording rebuilt, never on "stale".
 Decision (decide): caught-by-build (a job or the report fails), caught-by-ledger,
 caught-by-tests, equivalent (every CSV byte-identical to the control's, the tests pass) or
 survivor (a gap: numbers changed, nothing caught it). `stage` in results.csv says how far it
