@@ -399,6 +399,24 @@ def test_gru_attention_weights():
     assert tt.GRUSeq2Seq(13, 13, emb_dim=8, hidden=12).attention_weights(src, tgt) == {}
 
 
+def test_gru_attention_is_luongs_general_score_written_out():
+    """Luong et al. (2015) eq. 7 and 5: score(h_t, h_s) = h_t^T W_a h_s, a_t = softmax over the
+    source, c_t = Σ_s a_ts h_s (the encoder states themselves, not W_a h_s), h~_t = tanh(W_c
+    [c_t; h_t]) — the module's attend against the formula, in float64."""
+    torch.manual_seed(0)
+    model = tt.GRUSeq2Seq(13, 13, emb_dim=8, hidden=12, attention=True).double()
+    dec = torch.randn(2, 6, 12, dtype=torch.float64)  # (b, n_tgt, hidden)
+    enc = torch.randn(2, 5, 12, dtype=torch.float64)  # (b, n_src, hidden)
+    with torch.no_grad():
+        keys = model.score(enc)  # (b, n_src, hidden): W_a h_s
+        out, weights = model.attend(dec, enc, keys)
+        alpha = torch.softmax(torch.einsum("btd,bsd->bts", dec, keys), dim=-1)  # over the source
+        context = torch.einsum("bts,bsd->btd", alpha, enc)  # the states, not W_a h_s
+        expected = torch.tanh(model.combine(torch.cat([context, dec], dim=-1)))
+    assert_close(weights, alpha)
+    assert_close(out, expected)
+
+
 def test_luong_readings_differ_where_the_paper_says():
     """ "dot" has no W_a; input feeding widens the decoder's input by h~ (Luong §3.3) and
     changes what the decoder computes (the teacher-forced logits differ from no feeding's)."""
