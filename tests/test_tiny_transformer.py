@@ -840,3 +840,16 @@ def test_cached_decoding_on_cuda_gives_the_same_tokens(norm_first):
     model, src = model.to("cuda"), src.to("cuda")
     assert_same_decoding(model, src, 12)
     assert torch.equal(model.greedy_decode(src, 12, bos_id=BOS, use_cache=True).cpu(), on_cpu)
+
+
+@pytest.mark.parametrize("norm_first", [False, True])
+def test_the_pre_ln_switch_reaches_every_layer(norm_first):
+    """§7.5's switch is the config's: every encoder and decoder layer of the model is Pre-LN
+    when it says so (and each layer matches nn.Transformer's in that mode, tested above), and
+    only then is there a final LayerNorm on each stack."""
+    config = tt.TransformerConfig(13, 13, n_enc_layers=2, n_dec_layers=2, norm_first=norm_first)
+    model = tt.Transformer(config)
+    layers = [*model.encoder.layers, *model.decoder.layers]
+    assert len(layers) == 4 and all(layer.norm_first is norm_first for layer in layers)
+    for stack in (model.encoder, model.decoder):
+        assert isinstance(stack.norm, nn.LayerNorm) is norm_first
