@@ -6,8 +6,10 @@ names its file and its function ("warmup_lr", "MultiHeadAttention.forward"); `ol
 exactly once in that function's source and becomes `new` (mutants/patch.py finds the function
 with `ast`, so a moved function still patches and a renamed one fails, naming the mutant).
 `code` says whose code it edits: "analytic" (attention_numpy.py, the numpy blocks that no demo
-trains) or "trained" (tiny_transformer.py and training.py, the models and the loop the trained
-demos run; a few of their functions also feed analytic demos, e.g. the KV cache of 06.2).
+trains, and the analytic demos' own code in experiments/: the sensitivity of 01.4, the Monte
+Carlo of 02.1-02.2, the counts of 01.5 and 04.5) or "trained" (tiny_transformer.py and
+training.py, the models and the loop the trained demos run; a few of their functions also feed
+analytic demos, e.g. the KV cache of 06.2).
 
 Only bugs that can reach a number this project computes are here: its tasks have no padding
 and its models no dropout, so no padding-only or dropout bug is listed.
@@ -16,6 +18,10 @@ and its models no dropout, so no padding-only or dropout bug is listed.
 from dataclasses import dataclass
 
 NUMPY = "src/lecture17/attention_numpy.py"
+# the analytic demos' own code (the lecture's code 01-04 around the numpy blocks)
+SELF_ATTENTION = "src/lecture17/experiments/self_attention.py"
+SCALING = "src/lecture17/experiments/scaling_multihead.py"
+LAYERS = "src/lecture17/experiments/layers.py"
 TORCH = "src/lecture17/tiny_transformer.py"
 TRAINING = "src/lecture17/training.py"
 CODES = ("analytic", "trained")
@@ -40,6 +46,10 @@ class Mutant:
 
 def _numpy(name, function, old, new, mistake):
     return Mutant(name, NUMPY, function, old, new, mistake, "analytic")
+
+
+def _demo(name, file, function, old, new, mistake):
+    return Mutant(name, file, function, old, new, mistake, "analytic")
 
 
 def _torch(name, function, old, new, mistake, file=TORCH):
@@ -150,6 +160,110 @@ CATALOGUE = [
         "acc = rescale * acc + p @ V[..., keys, :]",
         "acc = acc + p @ V[..., keys, :]",
         "online softmax that rescales the denominator but not the running numerator",
+    ),
+    _numpy(
+        "sdpa_softmax_over_queries",
+        "scaled_dot_product_attention",
+        "weights /= weights.sum(axis=-1, keepdims=True)",
+        "weights /= weights.sum(axis=-2, keepdims=True)",
+        "softmax normalised over the queries (axis -2) instead of the keys",
+    ),
+    _numpy(
+        "pe_cos_slot_gets_sin",
+        "positional_encoding",
+        "pe[:, 1::2] = np.cos(angles)",
+        "pe[:, 1::2] = np.sin(angles)",
+        "copy-paste slip: the odd dimensions get sin too, no cos",
+    ),
+    _numpy(
+        "layer_norm_over_batch",
+        "layer_norm",
+        "mean = x.mean(axis=-1, keepdims=True)  # (..., 1)\n"
+        "    var = ((x - mean) ** 2).mean(axis=-1, keepdims=True)",
+        "mean = x.mean(axis=0, keepdims=True)\n"
+        "    var = ((x - mean) ** 2).mean(axis=0, keepdims=True)",
+        "LayerNorm's statistics over the batch axis (BatchNorm's) instead of the features",
+    ),
+    # --- the analytic demos' own code (experiments/) ------------------------------------------
+    _demo(
+        "jane_query_transposed",
+        SELF_ATTENTION,
+        "jane_example",
+        "Q = X @ jane_query_matrix(strength)",
+        "Q = X @ jane_query_matrix(strength).T",
+        "q = x W^Q written as x W^Q^T (the weight's layout confused)",
+    ),
+    _demo(
+        "visite_without_pe",
+        SELF_ATTENTION,
+        "_visite_rows",
+        "X = np.stack([embed[w] for w in words]) + pe[:3]",
+        "X = np.stack([embed[w] for w in words])",
+        "the positional encoding computed but never added to the embeddings",
+    ),
+    _demo(
+        "rnn_without_tanh",
+        SELF_ATTENTION,
+        "_rnn_last",
+        'h = torch.tanh(x_t @ rnn["W_xh"] + rnn["b_xh"] + h @ rnn["W_hh"] + rnn["b_hh"])',
+        'h = x_t @ rnn["W_xh"] + rnn["b_xh"] + h @ rnn["W_hh"] + rnn["b_hh"]',
+        "the RNN's tanh left out: a linear recurrence",
+    ),
+    _demo(
+        "sensitivity_softmax_over_queries",
+        SELF_ATTENTION,
+        "_attention_last",
+        "weights = torch.softmax(Q @ K.T / np.sqrt(x.shape[-1]), dim=-1)",
+        "weights = torch.softmax(Q @ K.T / np.sqrt(x.shape[-1]), dim=0)",
+        "torch.softmax over dim 0 (the queries) instead of the keys",
+    ),
+    _demo(
+        "ratio_inverted",
+        SELF_ATTENTION,
+        "_formula_rows",
+        'row("ratio", attention / rnn, n=n)',
+        'row("ratio", rnn / attention, n=n)',
+        "the multiply-add ratio written d/n instead of n/d",
+    ),
+    _demo(
+        "query_uniform_not_normal",
+        SCALING,
+        "_random_scores",
+        "q = rng.standard_normal((rows, 1, d_k))",
+        "q = rng.random((rows, 1, d_k))",
+        "rand for randn: the queries' components U(0, 1) instead of N(0, 1)",
+    ),
+    _demo(
+        "variance_scaled_by_d_k",
+        SCALING,
+        "dot_product_variance",
+        "scaled = dots / np.sqrt(d_k)",
+        "scaled = dots / d_k",
+        "the scores divided by d_k instead of sqrt(d_k) (§4.2's variance)",
+    ),
+    _demo(
+        "saturation_scaled_by_d_k",
+        SCALING,
+        "softmax_saturation",
+        '("scaled", scores / np.sqrt(d_k))',
+        '("scaled", scores / d_k)',
+        "the scores divided by d_k instead of sqrt(d_k) (§4.3's saturation)",
+    ),
+    _demo(
+        "jacobian_diagonal_only",
+        SCALING,
+        "_softmax_statistics",
+        "J = p[:, :, None] * np.eye(p.shape[-1]) - p[:, :, None] * p[:, None, :]",
+        "J = (p * (1 - p))[:, :, None] * np.eye(p.shape[-1])",
+        "the softmax Jacobian taken as the sigmoid's, diagonal p(1 - p) only",
+    ),
+    _demo(
+        "uncached_decoding_feeds_newest",
+        LAYERS,
+        "_counted_decoding",
+        "x = y[:, :t]  # (b, t, d_model): the whole prefix again",
+        "x = y[:, t - 1 : t]",
+        "decoding without a cache that feeds only the newest position (no cache to read from)",
     ),
     # --- tiny_transformer.py: the PyTorch models (§5–§9, §8.4) --------------------------------
     _torch(

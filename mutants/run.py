@@ -60,7 +60,16 @@ from pathlib import Path
 import yaml
 
 from mutants import protocol
-from mutants.catalogue import NUMPY, TORCH, TRAINING, Mutant, select
+from mutants.catalogue import (
+    LAYERS,
+    NUMPY,
+    SCALING,
+    SELF_ATTENTION,
+    TORCH,
+    TRAINING,
+    Mutant,
+    select,
+)
 from mutants.patch import apply
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -72,11 +81,15 @@ DONE = ".mutants-build.json"  # in a build folder: written when its build finish
 # what a build reads: a change here builds a new control
 KEYED = ("Snakefile", "config/", "report/ledger/", "report/views/")
 KEYED += ("src/", "workflow/", "mutants/protocol.py", "mutants/protocol.yaml", "mutants/trace/")
-# the tests of each mutated module (the fast, mirrored ones: tests/test_<module>.py)
+# the tests of each mutated module (the fast, mirrored ones: tests/test_<module>.py,
+# tests/experiments/test_<module>.py)
 TESTS = {
     NUMPY: ["tests/test_attention_numpy.py"],
     TORCH: ["tests/test_tiny_transformer.py", "tests/test_torch_models.py"],
     TRAINING: ["tests/test_training.py"],
+    SELF_ATTENTION: ["tests/experiments/test_self_attention.py"],
+    SCALING: ["tests/experiments/test_scaling_multihead.py"],
+    LAYERS: ["tests/experiments/test_layers.py"],
 }
 SIMULATED_CPU = {"ATEN_CPU_CAPABILITY": "avx2", "MKL_CBWR": "COMPATIBLE"}
 DECISIONS = ("caught-by-build", "caught-by-ledger", "caught-by-tests", "equivalent", "survivor")
