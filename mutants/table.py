@@ -11,6 +11,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+from mutants import coverage
 from mutants.catalogue import CATALOGUE
 from mutants.run import RESULTS, ROOT, code_fingerprint, read_results
 
@@ -105,8 +106,14 @@ def summary(results: dict) -> list[str]:
     return lines
 
 
-def markdown(results: dict) -> str:
-    return "\n".join([*summary(results), "", *mutant_rows(results)]) + "\n"
+def markdown(results: dict, claims: list[str] | None = None) -> str:
+    """The summary, the counted claims' coverage (when `claims`, the counted ids, are given)
+    and a row per mutant."""
+    lines = summary(results)
+    if claims is not None:
+        cov = coverage.coverage(claims, list(results.values()), coverage.load_reasons())
+        lines += ["", *coverage.summary(cov)]
+    return "\n".join([*lines, "", *mutant_rows(results)]) + "\n"
 
 
 def splice(text: str, block: str, raw: bool) -> str:
@@ -121,7 +128,7 @@ def splice(text: str, block: str, raw: bool) -> str:
 
 def main() -> int:
     results = {row["mutant"]: row for row in read_results(RESULTS)}
-    block = markdown(results)
+    block = markdown(results, coverage.counted_claims())
     (ROOT / "mutants" / "results.md").write_text(block, encoding="utf-8")
     for path in TARGETS:
         text = path.read_text(encoding="utf-8")

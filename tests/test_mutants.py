@@ -13,7 +13,7 @@ from conftest import ROOT
 
 sys.path.insert(0, str(ROOT))  # the mutants/ package lives beside src/, not in it
 
-from mutants import protocol, run, table  # noqa: E402
+from mutants import coverage, protocol, run, table  # noqa: E402
 from mutants.catalogue import CATALOGUE, MUTANTS, NUMPY, TORCH, TRAINING, Mutant, select  # noqa: E402
 from mutants.patch import MutantError, apply, function_span, mutate_source  # noqa: E402
 
@@ -312,3 +312,50 @@ def test_a_given_control_must_be_a_finished_build(tmp_path):
     one: a folder without the build's done-file is refused before any work."""
     with pytest.raises(SystemExit):
         run.main(["--control", str(tmp_path), "--estimate"])
+
+
+# -----------------------------------------------------------------------------
+# the counted claims a mutant flipped (mutants/coverage.py)
+
+
+def _row(mutant, flips):
+    return {"mutant": mutant, "verdict_flips": flips}
+
+
+def test_coverage_sorts_each_counted_claim_into_flipped_unreachable_or_gap():
+    results = [_row("m1", "C1 C2"), _row("m2", "C2"), _row("control-2", "C3"), _row("m3", "C3")]
+    cov = coverage.coverage(["C1", "C2", "C3", "C4", "C5"], results, {"C4": "PyTorch's number"})
+    assert cov == {
+        "C1": ("flipped", ["m1"]),
+        "C2": ("flipped", ["m1", "m2"]),
+        "C3": ("gap", ""),  # the second control flips it too: resampling, not a catch
+        "C4": ("unreachable", "PyTorch's number"),
+        "C5": ("gap", ""),
+    }
+    text = "\n".join(coverage.summary(cov))
+    assert "flipped 2 条" in text and "unreachable 1 条" in text and "C3、C5" in text
+
+
+def test_a_reason_for_a_flipped_or_uncounted_claim_is_refused():
+    with pytest.raises(ValueError, match="C1 by m1"):
+        coverage.coverage(["C1"], [_row("m1", "C1")], {"C1": "no bug reaches it"})
+    with pytest.raises(ValueError, match="not counted"):
+        coverage.coverage(["C1"], [], {"C9": "no bug reaches it"})
+
+
+def test_a_reason_must_be_a_sentence(tmp_path):
+    path = tmp_path / "unreachable.yaml"
+    path.write_text("C1: ''\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="no reason"):
+        coverage.load_reasons(path)
+
+
+def test_the_committed_reasons_hold_against_the_committed_results():
+    """Every claim of mutants/unreachable.yaml is counted today and no mutant flipped it; the
+    table's coverage lines are today's (README)."""
+    claims = coverage.counted_claims()
+    cov = coverage.coverage(claims, run.read_results(), coverage.load_reasons())
+    assert set(cov) == set(claims)
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    for line in coverage.summary(cov):
+        assert line in readme, "rerun `python -m mutants.table`"
