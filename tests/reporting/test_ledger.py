@@ -443,3 +443,89 @@ def test_the_three_seed_decision_counts_disjoint_runs_not_subsets():
     assert three_seed_decision(0.0, 12)[0] is False and three_seed_decision(1.0, 12)[0] is True
     assert three_seed_decision(float("nan"), 2)[0] is None
     assert "2 more seeds" in three_seed_decision(0.0, 10)[1]
+
+
+# -----------------------------------------------------------------------------
+# a check's sentence: true either way, each value named by what it is
+
+
+def _context(values, labels=None):
+    return checks.Context(values, {"": 0.0}, "0", {}, ".2f", labels=labels)
+
+
+@pytest.mark.parametrize(
+    "word, args, values, text",
+    [
+        ("below", {"value": "a", "than": "b"}, {"a": [3.0], "b": [2.0]}, "a = 3.00 ≥ b = 2.00"),
+        ("below", {"value": "a", "than": "b"}, {"a": [1.0, 3.0], "b": [2.0]}, "不都 < not every <"),
+        ("above", {"value": "a", "than": "b"}, {"a": [1.0], "b": [2.0]}, "a = 1.00 ≤ b = 2.00"),
+        ("equal", {"value": "a", "to": "b"}, {"a": [2.0], "b": [0.0]}, "a = 2.00 ≠ b = 0.00"),
+        ("near", {"value": "a", "tol": 0.5, "to": "b"}, {"a": [2.0], "b": [0.0]}, "| > 0.5"),
+        ("order_of", {"value": "a", "of": "b"}, {"a": [100.0], "b": [1.0]}, "10 倍以外 beyond"),
+        (
+            "between",
+            {"value": "a", "lo": "b", "hi": "c"},
+            {"a": [5.0], "b": [0.0], "c": [1.0]},
+            "不都在",
+        ),
+        ("decreasing", {"value": "a"}, {"a": [1.0, 2.0]}, "不是逐个减小 not strictly decreasing"),
+    ],
+)
+def test_a_failed_step_states_the_relation_as_it_came_out(word, args, values, text):
+    (found,) = checks.run([{word: args}], _context(values, {n: n for n in values}))
+    assert found.ok is False and text in found.text, found.text
+
+
+def test_a_step_names_a_value_by_its_label_and_a_failed_predicate_as_a_condition_not_met():
+    values = {"rnn_32_lo": [3.0], "b": [2.0]}
+    labels = {"rnn_32_lo": "敏感度 sensitivity（RNN，距离 32，种子中最小）", "b": "b"}
+    (found,) = checks.run(
+        [{"below": {"value": "rnn_32_lo", "than": "b"}}], _context(values, labels)
+    )
+    assert "rnn_32_lo" not in found.text and found.text.startswith("敏感度 sensitivity（RNN")
+    checks.PREDICATES["_always_fails"] = lambda c: checks.Finding(False, "x < y")
+    try:
+        (found,) = checks.run([{"predicate": "_always_fails"}], _context(values))
+    finally:
+        del checks.PREDICATES["_always_fails"]
+    assert found.text == checks.NOT_MET + "x < y"
+
+
+def test_value_labels_read_the_views_and_never_merge_two_values():
+    entry = {
+        "demo": "01.4",
+        "values": {
+            "rnn_1": {"quantity": "sensitivity", "where": {"model": "rnn", "distance": 1}},
+            "rnn_1_lo": {
+                "quantity": "sensitivity",
+                "where": {"model": "rnn", "distance": 1},
+                "stat": "min",
+            },
+            "att": {
+                "quantity": "sensitivity",
+                "where": {"model": "attention", "distance": list(range(1, 64))},
+            },
+            "same": {"quantity": "sensitivity", "where": {"model": "rnn", "distance": 1}},
+        },
+    }
+    labels = ledger.value_labels(entry)
+    assert "种子中最小 lowest seed" in labels["rnn_1_lo"] and "1–63" in labels["att"]
+    assert labels["rnn_1"] != labels["same"] and "[same]" in labels["same"]
+    assert not any("rnn_1_lo" in t for n, t in labels.items() if n != "rnn_1_lo")
+
+
+def test_no_claim_sentence_names_a_value_by_its_selector_name():
+    """On the reference tables: a selector name (rnn_32_lo, tf_128) is ledger code, never
+    shown to a student (issue 19)."""
+    import re
+
+    from lecture17.reporting import claims
+
+    outcomes = ledger.evaluate_all(entries(), reference_tables(), config())
+    for o in outcomes:
+        if "value" not in o.entry and "values" not in o.entry:
+            continue
+        names = [n for n in ledger.selectors(o.entry) if re.search(r"[_0-9]", n)]
+        text = claims.sentence(o)
+        shown = [n for n in names if re.search(rf"(?<![\w.]){re.escape(n)}(?!\w)", text)]
+        assert not shown, f"{o.entry['id']}: {shown} in {text[:200]}"

@@ -15,7 +15,9 @@ or `lecture.NAME` (one of its `numbers:`), `settings.KEY` (the demo's setting in
 retyped), or a plain number (a bound the lecture states in words: "above 90 %" is 0.9).
 
 Every step returns a Finding: `ok` True / False, or None when the data cannot decide (a grid
-too coarse to resolve the claim), and one sentence saying what was compared, with the numbers.
+too coarse to resolve the claim), and one sentence saying what was compared, with the numbers:
+a true sentence either way (a failed `below` prints "≥", not "<" after a "not"), each value
+named by what it is (Context.labels), never by its name in the ledger.
 """
 
 import math
@@ -41,8 +43,17 @@ class CheckError(ValueError):
 class Context:
     """What a check can read: our named values, the lecture's numbers, the demo's settings."""
 
-    def __init__(self, values: dict, lecture: dict, text: str, settings: dict | None, fmt: str):
+    def __init__(
+        self,
+        values: dict,
+        lecture: dict,
+        text: str,
+        settings: dict | None,
+        fmt: str,
+        labels: dict | None = None,
+    ):
         self.values = {k: np.atleast_1d(np.asarray(v, dtype=float)) for k, v in values.items()}
+        self.labels = labels or {}  # value name -> what it is, as a sentence names it
         self.lecture = lecture  # {"": the entry's `number`, name: its `numbers`}
         self.text = text  # the lecture's value as printed
         self.settings = settings  # the demo's settings in the build's config
@@ -74,12 +85,18 @@ class Context:
         return value
 
     def show(self, ref) -> str:
-        """A reference and its value, as the sentence prints it: "rnn_1 = 2.31"."""
+        """A reference and its value, as the sentence prints it: "敏感度（RNN，距离 1）= 2.31";
+        the lecture's number as "讲义 lecture = …", a setting by its key."""
         value = self.get(ref)
         text = _fmt(value, self.fmt)
         if isinstance(ref, int | float):
             return text
-        name = {"lecture": "讲义 lecture"}.get(ref, ref)
+        if ref == "lecture" or ref.startswith("lecture."):
+            name = "讲义 lecture" + (f" {ref.partition('.')[2]}" if "." in ref else "")
+        elif ref.startswith("settings."):
+            name = f"设置 setting {ref.partition('.')[2]}"
+        else:
+            name = self.labels.get(ref, "我们 ours" if len(self.values) == 1 else ref)
         return f"{name} = {text}"
 
 
@@ -93,6 +110,16 @@ def _fmt(value: np.ndarray, fmt: str) -> str:
 
 def _times(k: float) -> str:
     return "" if k == 1 else f"{k:g} × "
+
+
+def _relation(ok: bool, holds: str, fails_one: str, fails_all: str, left, *refs) -> str:
+    """The operator of a comparison as it came out: `holds` when it held; else `fails_one`
+    ("≥" for a failed "<") when every element failed, or `fails_all` ("不都 < not every <")
+    when only some did — so the sentence is true either way."""
+    if ok:
+        return holds
+    sizes = [np.size(left), *(np.size(r) for r in refs)]
+    return fails_one if max(sizes) == 1 else fails_all
 
 
 # -----------------------------------------------------------------------------
@@ -129,21 +156,29 @@ def digits(c: Context, value=None, each=False) -> Finding:
 
 @word("below", {"value", "than"}, {"times"})
 def below(c: Context, value, than, times=1.0) -> Finding:
-    ok = bool(np.all(c.get(value) < float(times) * c.get(than)))
-    return Finding(ok, f"{c.show(value)} < {_times(times)}{c.show(than)}")
+    v, bound = c.get(value), float(times) * c.get(than)
+    ok = bool(np.all(v < bound))
+    rel = _relation(ok, "<", "≥", "不都 < not every <", v, bound)
+    return Finding(ok, f"{c.show(value)} {rel} {_times(times)}{c.show(than)}")
 
 
 @word("above", {"value", "than"}, {"times"})
 def above(c: Context, value, than, times=1.0) -> Finding:
-    ok = bool(np.all(c.get(value) > float(times) * c.get(than)))
-    return Finding(ok, f"{c.show(value)} > {_times(times)}{c.show(than)}")
+    v, bound = c.get(value), float(times) * c.get(than)
+    ok = bool(np.all(v > bound))
+    rel = _relation(ok, ">", "≤", "不都 > not every >", v, bound)
+    return Finding(ok, f"{c.show(value)} {rel} {_times(times)}{c.show(than)}")
 
 
 @word("between", {"value", "lo", "hi"})
 def between(c: Context, value, lo, hi) -> Finding:
     v = c.get(value)
     ok = bool(np.all((c.get(lo) <= v) & (v <= c.get(hi))))
-    return Finding(ok, f"{c.show(lo)} ≤ {c.show(value)} ≤ {c.show(hi)}")
+    if ok:
+        return Finding(ok, f"{c.show(lo)} ≤ {c.show(value)} ≤ {c.show(hi)}")
+    return Finding(
+        ok, f"{c.show(value)} 不都在 not every value in [{c.show(lo)}, {c.show(hi)}] 之间"
+    )
 
 
 @word("order_of", {"value"}, {"of", "factor"})
@@ -152,13 +187,16 @@ def order_of(c: Context, value, of="lecture", factor=10.0) -> Finding:
     v, ref = c.get(value), c.get(of)
     ratio = v / ref
     ok = bool(np.all((ratio > 1 / factor) & (ratio < factor)))
-    return Finding(ok, f"{c.show(value)} 在 {c.show(of)} 的 {factor:g} 倍以内 within {factor:g}×")
+    where = "以内 within" if ok else "以外 beyond"
+    return Finding(ok, f"{c.show(value)} 在 {c.show(of)} 的 {factor:g} 倍{where} {factor:g}×")
 
 
 @word("near", {"value", "tol"}, {"to"})
 def near(c: Context, value, tol, to="lecture") -> Finding:
-    ok = bool(np.all(np.abs(c.get(value) - c.get(to)) <= float(tol)))
-    return Finding(ok, f"|{c.show(value)} − {c.show(to)}| ≤ {tol:g}")
+    gap = np.abs(c.get(value) - c.get(to))
+    ok = bool(np.all(gap <= float(tol)))
+    rel = _relation(ok, "≤", ">", "不都 ≤ not every ≤", gap)
+    return Finding(ok, f"|{c.show(value)} − {c.show(to)}| {rel} {tol:g}")
 
 
 def binomial_band(p: float, n: float, k: float = 3.0) -> float:
@@ -172,9 +210,10 @@ def within_se(c: Context, value, n, of="lecture", k=3.0) -> Finding:
     v, p, trials = c.get(value), float(c.get(of)[0]), float(np.prod(c.get(n)))
     band = binomial_band(p, trials, k)
     worst = float(np.max(np.abs(v - p)))
+    rel = "≤" if worst <= band else ">"
     return Finding(
         worst <= band,
-        f"{c.show(value)} 离 {p:g} 最远 at most {worst:.4f} from it ≤ {k:g} 个标准误 standard "
+        f"{c.show(value)} 离 {p:g} 最远 at most {worst:.4f} from it {rel} {k:g} 个标准误 standard "
         f"errors = {band:.4f}（{trials:,.0f} 次 trials）",
     )
 
@@ -200,7 +239,8 @@ def sampled(c: Context, value, sd, n, unit, n_test=None, of="lecture", n_lecture
         f"{c.show(value)}（{', '.join(f'{k:.0f}' for k in np.atleast_1d(seeds))} 个种子的平均 "
         f"seed mean）离讲义 {p:g} 差 {', '.join(f'{g:.3f}' for g in np.atleast_1d(gap))}，"
         f"容差 tolerance {', '.join(f'{t:.3f}' for t in np.atleast_1d(tol))}"
-        f"（半个末位 + 4 个标准误 half a unit + 4 SE，{n_lecture} 个讲义种子 lecture seeds）",
+        f"（半个末位 + 4 个标准误 half a unit + 4 SE，{n_lecture} 个讲义种子 lecture seeds）"
+        + ("" if np.all(gap <= tol) else "：超出容差 beyond it"),
     )
 
 
@@ -208,28 +248,40 @@ def sampled(c: Context, value, sd, n, unit, n_test=None, of="lecture", n_lecture
 def equal(c: Context, value, to) -> Finding:
     v, ref = c.get(value), c.get(to)
     ok = v.shape == ref.shape and bool(np.all(v == ref)) or ref.size == 1 and bool(np.all(v == ref))
-    return Finding(ok, f"{c.show(value)} = {c.show(to)}")
+    rel = _relation(ok, "=", "≠", "不都 = not every =", v, ref)
+    return Finding(ok, f"{c.show(value)} {rel} {c.show(to)}")
 
 
 @word("decreasing", {"value"})
 def decreasing(c: Context, value) -> Finding:
-    return _trend(c, value, np.diff(c.get(value)) < 0, "逐个减小 strictly decreasing")
+    words = ("逐个减小 strictly decreasing", "不是逐个减小 not strictly decreasing")
+    return _trend(c, value, np.diff(c.get(value)) < 0, *words)
 
 
 @word("increasing", {"value"})
 def increasing(c: Context, value) -> Finding:
-    return _trend(c, value, np.diff(c.get(value)) > 0, "逐个增大 strictly increasing")
+    words = ("逐个增大 strictly increasing", "不是逐个增大 not strictly increasing")
+    return _trend(c, value, np.diff(c.get(value)) > 0, *words)
 
 
-def _trend(c: Context, value, steps: np.ndarray, words: str) -> Finding:
+def _trend(c: Context, value, steps: np.ndarray, words: str, negated: str) -> Finding:
     if steps.size == 0:  # one value has no trend: a small build, not a verdict
         return Finding(None, f"{c.show(value)}：只有一个值，看不出趋势 one value, no trend")
-    return Finding(bool(np.all(steps)), f"{c.show(value)} {words}")
+    ok = bool(np.all(steps))
+    return Finding(ok, f"{c.show(value)} {words if ok else negated}")
 
 
 @word("predicate", {"name"})
 def predicate(c: Context, name) -> Finding:
-    return PREDICATES[name](c)
+    """A named predicate; its sentence states the condition, so a failed one is marked as the
+    condition that was not met (the vocabulary's words print the relation as it came out)."""
+    found = PREDICATES[name](c)
+    if found.ok is False and not found.text.startswith(NOT_MET):
+        return Finding(False, NOT_MET + found.text)
+    return found
+
+
+NOT_MET = "未满足 not met："
 
 
 def _normalise(text: str) -> str:

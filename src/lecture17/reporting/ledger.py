@@ -76,6 +76,18 @@ PASSED = {  # status when the checks hold, by class
 DEFAULT_BOUND = 1e-13
 FLAGS_FILE = "flags.yaml"  # the reading aid's flags F01–F10 explained: not claims
 FLAG_TEXT: dict[str, str] = {}  # flag -> its sentence (load_ledger fills it)
+# demo -> {quantity, label or label value: how the report's views print it} (load_ledger fills
+# it from report/views beside the ledger): a check's sentence names a value by what it is
+# ("敏感度 sensitivity（RNN，距离 32，种子中最小）"), never by its selector name ("rnn_32_lo")
+VIEW_LABELS: dict[str, dict[str, str]] = {}
+STAT_WORDS = {
+    "min": "种子中最小 lowest seed",
+    "max": "种子中最大 highest seed",
+    "std": "种子间标准差 std",
+}
+STAT_WORDS |= {"n_seeds": "种子数 seeds", "seeds": "每个种子 each seed"}
+REDUCE_WORDS = {"min": "其中最小 the smallest", "max": "其中最大 the largest", "sum": "总和 sum"}
+REDUCE_WORDS |= {"last": "最后一个 the last"}
 ENTRY_KEYS = {
     "id",
     "section",
@@ -127,12 +139,9 @@ class Outcome:
 
     @property
     def reason(self) -> str:
-        """The steps that failed or could not be decided, as sentences ("" when all hold)."""
-        return "；".join(
-            ("不成立 not: " if f.ok is False else "") + f.text
-            for f in self.findings
-            if f.ok is not True
-        )
+        """The steps that failed or could not be decided, as sentences ("" when all hold); a
+        failed step's sentence says what was expected and what was found (checks.py)."""
+        return "；".join(f.text for f in self.findings if f.ok is not True)
 
 
 # -----------------------------------------------------------------------------
@@ -147,6 +156,9 @@ def load_ledger(path) -> list[dict]:
     )
     if path.is_dir() and (path / FLAGS_FILE).exists():
         FLAG_TEXT.update(yaml.safe_load((path / FLAGS_FILE).read_text(encoding="utf-8")))
+    views = (path if path.is_dir() else path.parent).parent / "views"
+    if views.is_dir():
+        VIEW_LABELS.update(view_labels(views))
     if not files:
         raise ValueError(f"{path}: no ledger files (*.yaml)")
     for module in [f.with_suffix(".py") for f in files]:
@@ -420,7 +432,12 @@ def evaluate_protocol(entry: dict, tables: dict, settings: dict | None = None) -
         ours = "、".join(str(entry["shown_as"].get(float(v), format(v, fmt))) for v in shown)
     demo_settings = _settings(settings, entry)
     context = checks.Context(
-        named, lecture_numbers(entry), str(entry["lecture"]), demo_settings, fmt
+        named,
+        lecture_numbers(entry),
+        str(entry["lecture"]),
+        demo_settings,
+        fmt,
+        labels=value_labels(entry),
     )
     findings = checks.run(steps_of(entry), context)
     ok = checks.verdict(findings)
@@ -506,6 +523,61 @@ def _selectors(entry: dict) -> dict:
     if "value" in entry:
         return {"ours": entry["value"]}
     raise ValueError("no `value` or `values` to select")
+
+
+def view_labels(folder: Path) -> dict[str, dict[str, str]]:
+    """demo -> every `labels` entry of its views in report/views (later views win)."""
+    out: dict[str, dict[str, str]] = {}
+    for file in sorted(Path(folder).glob("*.yaml")):
+        for demo, items in (yaml.safe_load(file.read_text(encoding="utf-8")) or {}).items():
+            for view in items or []:
+                out.setdefault(str(demo), {}).update(
+                    {str(k): str(v) for k, v in (view.get("labels") or {}).items()}
+                )
+    return out
+
+
+def _span(values: list) -> str:
+    """[1, 2, …, 63] -> "1–63" (consecutive integers); other lists joined with "、"."""
+    ints = all(isinstance(v, int) and not isinstance(v, bool) for v in values)
+    if ints and len(values) > 2 and list(values) == list(range(values[0], values[-1] + 1)):
+        return f"{values[0]}–{values[-1]}"
+    return "、".join(map(str, values))
+
+
+def value_label(selector: dict, demo) -> str:
+    """What a selected value is, in the views' words: its quantity, then its labels, the seed
+    statistic and the reduction ("敏感度 sensitivity（model RNN，distance 32，种子中最小）")."""
+    names = VIEW_LABELS.get(str(selector.get("demo", demo)), {})
+
+    def say(token) -> str:
+        if isinstance(token, list):
+            return (
+                _span(token)
+                if not all(isinstance(t, str) for t in token)
+                else "、".join(say(t) for t in token)
+            )
+        return names.get(str(token), str(token).replace("_", " "))
+
+    where = selector.get("where", {})
+    where = where if isinstance(where, list) else [where]
+    parts = ["；".join("，".join(f"{say(k)} {say(v)}" for k, v in w.items()) for w in where if w)]
+    parts += [
+        STAT_WORDS.get(selector.get("stat", "mean"), ""),
+        REDUCE_WORDS.get(selector.get("reduce"), ""),
+    ]
+    detail = "，".join(t for t in parts if t)
+    return say(selector["quantity"]) + (f"（{detail}）" if detail else "")
+
+
+def value_labels(entry: dict) -> dict[str, str]:
+    """name -> value_label for every value of the entry; two values that would read the same
+    get their names appended (never silently merged)."""
+    labels = {n: value_label(sel, entry.get("demo")) for n, sel in _selectors(entry).items()}
+    seen: dict[str, int] = {}
+    for label in labels.values():
+        seen[label] = seen.get(label, 0) + 1
+    return {n: label if seen[label] == 1 else f"{label} [{n}]" for n, label in labels.items()}
 
 
 def _show_names(entry: dict) -> list:
