@@ -36,6 +36,11 @@ WIDTHS = {  # a phone lays a page without a viewport meta out at 980 px: is_mobi
     390: {"viewport": {"width": 390, "height": 844}, "is_mobile": True, "has_touch": True},
     1280: {"viewport": {"width": 1280, "height": 900}},
 }
+# The lecture's text, whitespace removed (Python: len(re.sub(r"\s+", "", text)) of the lecture's
+# published text, lecture17.txt): the study reading is measured against it. Kept as a number so
+# that the clone stands on its own; LECTURE17_TEXT=path checks it against the text itself.
+LECTURE_CHARS = 31_674
+STUDY_RATIO = 1.5  # issue 19: the study reading at most 1.5× the lecture's text
 PYTHON = re.compile(r"\bnp\.\w|\b(?:all|any|abs|len|sum|diff)\(|==|\blambda\b|\{'")
 
 
@@ -166,13 +171,20 @@ def test_the_contents_list_every_section(loaded):
         )
 
 
+def audit_reading(tab):
+    """Turn the page's switch to the audit reading (a label for a checkbox: no JavaScript)."""
+    tab.locator("label.switch").click()
+    assert tab.evaluate("document.getElementById('audit-switch').checked")
+
+
 def test_a_claim_opens_from_the_summary_and_its_check_unfolds(loaded):
     _, tab = loaded
+    audit_reading(tab)
     link = tab.locator("main a[href^='#C']").first
     target = link.get_attribute("href")
     link.click()
     card = tab.locator(f"[id='{target[1:]}']")
-    assert card.is_visible() and card.locator(".badge").inner_text().strip()
+    assert card.is_visible() and card.locator(".head .badge").inner_text().strip()
     details = card.locator("details")
     assert not details.locator("li").first.is_visible()
     details.locator("summary").click()
@@ -209,3 +221,45 @@ def test_a_wide_table_keeps_its_first_column_and_shows_there_is_more(loaded):
     if width == 390:
         assert found, "no table overflows at 390 px: the test sees nothing"
     assert all(sticky and shadow for sticky, shadow in found), found
+
+
+def visible_text(tab) -> str:
+    return re.sub(r"\s+", "", tab.evaluate("document.querySelector('main').innerText"))
+
+
+def test_the_lectures_length_is_the_texts():
+    path = os.environ.get("LECTURE17_TEXT")
+    if not path:
+        pytest.skip("LECTURE17_TEXT not set: the lecture's text is not part of the clone")
+    assert len(re.sub(r"\s+", "", Path(path).read_text(encoding="utf-8"))) == LECTURE_CHARS
+
+
+def test_the_study_reading_is_at_most_one_and_a_half_lectures_and_the_audit_keeps_it_all(
+    loaded, page_path
+):
+    """The study reading (the default): each claim's takeaway, no check steps, ids or
+    provenance; its visible text (tables included, folded parts not) at most 1.5× the
+    lecture's. The audit reading shows what the study reading leaves out."""
+    _, tab = loaded
+    study = visible_text(tab)
+    hidden = tab.evaluate(
+        "[...document.querySelectorAll('main .claim .says, main .claim details, main div.audit')]"
+        ".filter(e => e.getClientRects().length).length"
+    )
+    takes = tab.evaluate(
+        "[...document.querySelectorAll('main .claim')].map(c => !!c.querySelector('.take') &&"
+        " c.querySelector('.take').getClientRects().length > 0)"
+    )
+    assert hidden == 0 and takes and all(takes)
+    if "reference" in str(page_path) or page_path.name == "lecture17.html":
+        ratio = len(study) / LECTURE_CHARS
+        assert ratio <= STUDY_RATIO, f"the study reading is {ratio:.2f}× the lecture's text"
+    audit_reading(tab)
+    audit = visible_text(tab)
+    assert len(audit) > len(study)
+    assert tab.evaluate(
+        "[...document.querySelectorAll('main .claim .says')].every(e => e.getClientRects().length)"
+    )
+    assert tab.evaluate(
+        "[...document.querySelectorAll('main .claim .take')].every(e => !e.getClientRects().length)"
+    )

@@ -104,7 +104,9 @@ def test_every_claim_has_a_card_with_a_sentence_and_its_check_folded_away(page):
             rf'<div class="claim v-\w+" id="{re.escape(e["id"])}">(.*?)</div>', page["html"], re.S
         )
         assert card, e["id"]
-        assert "讲义 lecture" in card.group(1) and "<details>" in card.group(1), e["id"]
+        body = card.group(1)
+        assert "讲义 lecture" in body and '<details class="audit">' in body, e["id"]
+        assert '<p class="take study">' in body, e["id"]  # the study reading's sentence
 
 
 def test_sections_11_and_12_list_their_claims_with_links(page):
@@ -148,7 +150,7 @@ def test_the_lectures_own_error_is_told_apart_from_not_reproduced():
     error = outcome("differs", expect="differs", flag="F02", note="the lecture is wrong here")
     assert report_claims.verdict(error) == "lecture_error"
     assert "讲义有误" in report_claims.badge(error, html_mode=False)
-    assert "lecture is wrong" in report_claims.claim_card(error).split("<details>")[0]
+    assert "lecture is wrong" in report_claims.claim_card(error).split('<details class="audit">')[0]
 
 
 def test_every_status_has_a_sign_a_label_and_a_sentence():
@@ -160,8 +162,36 @@ def test_every_status_has_a_sign_a_label_and_a_sentence():
 
 def test_a_note_about_a_build_is_folded_away_not_shown_beside_the_sentence():
     card = report_claims.claim_card(outcome("holds", **{"class": "seeded", "note": "ours: 0.97"}))
-    head, details = card.split("<details>")
+    head, details = card.split('<details class="audit">')
     assert "0.97" not in head and "0.97" in details
+
+
+@pytest.mark.parametrize(
+    "claim, part",
+    [
+        ("随机 RNN：距离 32 的敏感度 sensitivity at distance 32", "随机 RNN：距离 32 的敏感度"),
+        (
+            "缩放 + Adam：全部在 600 步内达到 90% scaled + Adam: every lr",
+            "缩放 + Adam：全部在 600 步内达到 90%",
+        ),
+        ("一个线性的 W^Q", "一个线性的 W^Q"),  # one English word is a term, not a translation
+        ("only English here", "only English here"),
+    ],
+)
+def test_the_study_reading_keeps_the_chinese_part_of_a_claim(claim, part):
+    assert report_claims.chinese_part(claim) == part
+
+
+def test_a_takeaway_says_whether_our_run_supports_the_lecture_and_which_part():
+    holds = report_claims.takeaway(outcome("holds", **{"class": "seeded"}))
+    assert holds.endswith("支持讲义。") and "不支持" not in holds
+    o = outcome("differs", **{"class": "seeded"})
+    o.findings = [ledger.checks.Finding(True, "a"), ledger.checks.Finding(False, "b")]
+    assert "部分支持讲义：1 步成立，1 步不成立" in report_claims.takeaway(o)
+    o.findings = [ledger.checks.Finding(False, "记录的种子里讲义的话成立的: 2/10（95% 区间 …")]
+    assert "记录的 10 个种子里有 2 个成立" in report_claims.takeaway(o)
+    o.findings, o.ours = [], "(1, 2, 3, 4, 5)"
+    assert "5 个值见上表" in report_claims.takeaway(o) and "(1, 2" not in report_claims.takeaway(o)
 
 
 def test_claim_text_is_escaped_in_the_card():

@@ -12,6 +12,7 @@ claim that differs where the ledger expects it to, because the lecture itself is
 """
 
 import html
+import re
 
 import pandas as pd
 
@@ -200,18 +201,77 @@ def _value_lines(o) -> list[str]:
     return lines
 
 
+# the study reading's word on a claim: does our run support what the lecture says?
+SUPPORTS = {
+    "same": "和讲义一样",
+    "precision": "和讲义一样（机器精度内）",
+    "holds": "支持讲义",
+    "echo": "回显讲义的数（不是复现）",
+    "differs": "不支持讲义",
+    LECTURE_ERROR: "讲义在这里有误",
+    "unresolved": "数据还定不了",
+    "timing": "本机成立（计时）",
+    "timing_fails": "本机不成立（计时）",
+    "missing": "本次没有构建",
+    "gpu": "要在 GPU 上才能判定",
+    "cited": "论文里的数，这里不重算",
+}
+CJK = re.compile(r"[\u3000-\u303f\u3400-\u9fff\uff00-\uffef]")
+RATE = re.compile(r"(\d+)/(\d+)（95%")
+
+
+def chinese_part(claim: str) -> str:
+    """A ledger claim is "中文 English": the Chinese part, without the English tail (a tail
+    after the last CJK character that holds at least two English words)."""
+    last = max((m.end() for m in CJK.finditer(claim)), default=0)
+    if not last:  # no Chinese at all: nothing to keep apart
+        return claim
+    tail = claim[last:]
+    words = re.search(r"[A-Za-z]{2,}[^\n]*", tail)
+    if words and len(re.findall(r"[A-Za-z]{2,}", tail)) >= 2:
+        return (claim[:last] + tail[: words.start()]).rstrip(" ，,")
+    return claim
+
+
+def study_ours(o) -> str:
+    """Ours, as the study reading says it: a rate over the recorded seeds as "k of N seeds",
+    a short value as printed, a long list sent to the table (never an unlabelled tuple)."""
+    for f in o.findings:
+        if m := RATE.search(f.text):
+            return f"记录的 {m.group(2)} 个种子里有 {m.group(1)} 个成立"
+    if not o.ours:
+        return ""
+    n = len(o.ours.strip("()").split(", ")) if o.ours.startswith("(") else 1
+    return f"我们 {o.ours}" if n <= 3 else f"我们的 {n} 个值见上表"
+
+
+def takeaway(o) -> str:
+    """One sentence a student reads: what the lecture says, its number and ours, and whether
+    our run supports it — which part, for a claim checked in several steps that do not all
+    hold. Generated from the verdict and the numbers, never typed."""
+    e, v = o.entry, verdict(o)
+    word = SUPPORTS[v]
+    oks = [f.ok for f in o.findings]
+    if v == "differs" and True in oks and False in oks:
+        word = f"部分支持讲义：{oks.count(True)} 步成立，{oks.count(False)} 步不成立"
+    ours = study_ours(o)
+    numbers = f"讲义 {chinese_part(str(e['lecture']))}" + (f"，{ours}" if ours else "")
+    return f"{chinese_part(e['claim'])}——{numbers}：{word}。"
+
+
 def claim_card(o) -> str:
     e = o.entry
     esc = html.escape
     parts = [
         f'<div class="claim v-{verdict(o)}" id="{esc(e["id"])}">',
-        f'<p class="head"><a class="cid" href="#{esc(e["id"])}">{esc(e["id"])}</a> · '
+        f'<p class="take study">{badge(o, True)} {esc(takeaway(o))}</p>',
+        f'<p class="head audit"><a class="cid" href="#{esc(e["id"])}">{esc(e["id"])}</a> · '
         f"@@SEC:{esc(e['section'])}@@ · {badge(o, True)}</p>",
-        f'<p class="what">{esc(e["claim"])}</p>',
-        f'<p class="says">{esc(sentence(o))}</p>',
+        f'<p class="what audit">{esc(e["claim"])}</p>',
+        f'<p class="says audit">{esc(sentence(o))}</p>',
     ]
     if visible_note(e):
-        parts.append(f'<p class="note">注 note：{esc(visible_note(e))}</p>')
+        parts.append(f'<p class="note audit">注 note：{esc(visible_note(e))}</p>')
     details = [
         f"<li>{'✓' if f.ok else '✗' if f.ok is False else '?'} {esc(f.text)}</li>"
         for f in o.findings
@@ -220,7 +280,7 @@ def claim_card(o) -> str:
     extra = [f"类别 class：{e['class']}，{CLASSES[e['class']]}"]
     if e.get("note") and not visible_note(e):
         extra.append(f"{HAND_WRITTEN}：{e['note']}")
-    parts.append("<details><summary>检查 the check</summary>")
+    parts.append('<details class="audit"><summary>检查 the check</summary>')
     if details:
         parts.append(f"<p>每一步 each step：</p><ul>{''.join(details)}</ul>")
     if values:
@@ -284,6 +344,21 @@ def problem_lists(outcomes, html_mode: bool) -> str:
     return "\n\n".join(parts)
 
 
+def problems_short(outcomes) -> str:
+    """The study reading's overview (HTML): per status that does not agree, how many and which
+    — each by its section and what the lecture says, linked to its section."""
+    parts = []
+    for status in NOT_AGREEING:
+        chosen = [o for o in outcomes if verdict(o) == status]
+        if chosen:
+            items = "；".join(
+                f"{section_ref(o.entry['section'], True)} {chinese_part(o.entry['claim'])}"
+                for o in chosen
+            )
+            parts.append(f"- **{SUPPORTS[status]}（{len(chosen)} 条）**：{items}")
+    return "\n".join(parts)
+
+
 # a timing's verdict changes from run to run: outside the machine-dependent blocks it is named,
 # not given (its card, inside such a block, gives it)
 TIMING_BADGE = "⏱ 计时 timing（结论见它的节 verdict in its section）"
@@ -299,9 +374,15 @@ def section_list(outcomes, number: str, html_mode: bool) -> str:
     lines = []
     for o in chosen:
         status = TIMING_BADGE if o.entry["class"] == "timing" else badge(o, html_mode)
+        claim = o.entry["claim"]
+        if html_mode:  # the study reading: the Chinese part; the audit reading: all of it
+            claim = (
+                f'<span class="study">{html.escape(chinese_part(claim))}</span>'
+                f'<span class="audit">{html.escape(claim)}</span>'
+            )
         lines.append(
             f"- {claim_ref(o, html_mode)}（{section_ref(o.entry['section'], html_mode)}）"
-            f"{status} {o.entry['claim']}"
+            f"{status} {claim}"
         )
     return "\n".join(lines) or "*（没有数字 no claims）*"
 
@@ -316,14 +397,15 @@ def reading_note(outcomes, trained: bool, quoted: bool, html_mode: bool) -> tupl
     # the timings' part is written whenever there are timings, agreeing or not, so that a
     # report's text outside its machine-dependent blocks does not depend on this run's timings
     parts = [_reading(stable, html_mode), _reading(timing, html_mode, always=bool(timing))]
+    extra = ""  # the same words in many sections: the audit reading's (HTML), in the Markdown
     if parts[0] and trained and any(o.entry["class"] == "seeded" for o in stable):
-        parts[0] += (
+        extra += (
             "这里的数字是训练出来的，是一个样本 trained numbers are a sample：讲义的数字是作者那次"
             "运行的样本，我们的是另一次，所以按讲义说的趋势或界限来比 compared by the trend or "
             "bound the lecture states，不比逐位数字 not digit by digit。"
         )
     if parts[0] and quoted:
-        parts[0] += (
+        extra += (
             "表里讲义引用过的格子旁边印着讲义的值 the lecture's values are printed beside ours。"
         )
     if parts[1]:
@@ -333,10 +415,23 @@ def reading_note(outcomes, trained: bool, quoted: bool, html_mode: bool) -> tupl
         )
     head = "读这一节 Reading this section"
     if html_mode:
+        more = f'<span class="audit">{html.escape(extra)}</span>' if extra else ""
         return tuple(
-            f'<p class="reading"><b>{head}</b>{html.escape(p)}</p>' if p else "" for p in parts
+            f'<p class="reading"><b>{head}</b>{_audit_spans(html.escape(p))}'
+            f"{more if i == 0 else ''}</p>"
+            if p
+            else ""
+            for i, p in enumerate(parts)
         )
+    parts[0] += extra if parts[0] else ""
     return tuple(f"**{head}**{p}" if p else "" for p in parts)
+
+
+AUDIT_SPAN = "\x01%s\x02"  # text of the audit reading inside an escaped sentence
+
+
+def _audit_spans(escaped: str) -> str:
+    return escaped.replace("\x01", '<span class="audit">').replace("\x02", "</span>")
 
 
 def _reading(outcomes, html_mode: bool, always: bool = False) -> str:
@@ -347,7 +442,10 @@ def _reading(outcomes, html_mode: bool, always: bool = False) -> str:
     groups = []
     for status in NOT_AGREEING:
         ids = [claim_ref(o, html_mode) for o in off if verdict(o) == status]
-        if ids:
-            groups.append(f"{len(ids)} 个{LABELS[status]}（{'、'.join(ids)}）")
+        if ids:  # the ids: the audit reading's (HTML, spans put in by reading_note)
+            listed = f"（{'、'.join(ids)}）"
+            groups.append(
+                f"{len(ids)} 个{LABELS[status]}" + (AUDIT_SPAN % listed if html_mode else listed)
+            )
     agree = f"{len(outcomes) - len(off)} 个和讲义一致 agree"
     return f"：这一节的 {len(outcomes)} 个{kind}里，" + "，".join([agree, *groups]) + "。"

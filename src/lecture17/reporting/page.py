@@ -248,6 +248,17 @@ def embed_figures(html_text: str, figure_dir: Path) -> str:
 # the page
 
 
+AUDIT_BEGIN, AUDIT_END = "@@AUDIT@@", "@@/AUDIT@@"  # Report.audit() / end_audit(), HTML only
+
+
+def audit_blocks(html_text: str) -> str:
+    """The template's audit-reading blocks (between Report.audit() and end_audit()) as
+    <div class="audit">: shown with the audit switch on, hidden in the study reading."""
+    for marker, tag in ((AUDIT_BEGIN, '<div class="audit">'), (AUDIT_END, "</div>")):
+        html_text = html_text.replace(f"<p>{marker}</p>", tag).replace(marker, tag)
+    return html_text
+
+
 def to_html(md_text: str, figure_dir: Path, page: Path, machine_markers: tuple) -> str:
     """The report's HTML flavour of Markdown -> the self-contained page."""
     md_text, formulas = stash_math(md_text)
@@ -255,7 +266,7 @@ def to_html(md_text: str, figure_dir: Path, page: Path, machine_markers: tuple) 
     body = symbols(restore_math(body, formulas))
     body, headings = anchor_headings(body)
     body = resolve_links(body, section_targets(headings), element_ids(body))
-    body = mark_machine_dependent(wrap_tables(body), *machine_markers)
+    body = mark_machine_dependent(wrap_tables(audit_blocks(body)), *machine_markers)
     env = Environment(loader=FileSystemLoader(page.parent), undefined=StrictUndefined)
     text = env.get_template(page.name).render(body=body, toc=toc(headings))
     return embed_figures(text, figure_dir)

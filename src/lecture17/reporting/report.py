@@ -33,6 +33,7 @@ from lecture17.pipeline.aggregate import STAT_COLUMNS, read_tables, select
 from lecture17.pipeline.csvio import timing_path
 from lecture17.reporting import claims as claims_mod
 from lecture17.reporting import ledger as ledger_mod
+from lecture17.reporting import page as page_mod
 from lecture17.reporting import robustness
 from lecture17.reporting.figures import DPI, FIGURES
 from lecture17.reporting.figures import caption as figure_caption
@@ -287,6 +288,14 @@ class Report:
             parts.append(self.claims(demo=demo_id, exercises=exercises))
         return "\n\n".join(p for p in parts if p)
 
+    def audit(self) -> str:
+        """Opens a block of the audit reading (HTML: hidden in the study reading; the Markdown
+        keeps everything)."""
+        return f"\n{page_mod.AUDIT_BEGIN}\n" if self.html else ""
+
+    def end_audit(self) -> str:
+        return f"\n{page_mod.AUDIT_END}\n" if self.html else ""
+
     def flags(self) -> str:
         """The reading aid's flags this page's claims use, each explained in a sentence."""
         used = sorted({o.entry["flag"] for o in self.outcomes if o.entry.get("flag")})
@@ -314,7 +323,9 @@ class Report:
             lines[0] += "：" + "；".join(facts) + "。"
         body = markdown_table(grid) if grid else ""
         if view.get("machine_dependent"):
-            return [machine_dependent("\n\n".join(p for p in [*lines, body] if p))]
+            lines, body = [machine_dependent("\n\n".join(p for p in [*lines, body] if p))], ""
+        if view.get("audit"):  # evidence behind the claims, not the lecture's own table
+            return [self.audit(), *lines, body, self.end_audit()]
         return [*lines, body]
 
     def lecture_of(self, demo: str) -> dict:
@@ -380,6 +391,14 @@ class Report:
         if timing:
             parts.append(machine_dependent(claims_mod.summary_table(timing)))
         return "\n\n".join(parts)
+
+    def problems_short(self) -> str:
+        """The study reading's list of what does not agree (HTML only; the Markdown and the
+        audit reading have problems())."""
+        if not self.html:
+            return ""
+        stable, _ = self._split()
+        return claims_mod.problems_short(stable) or "所有数字都和讲义一致。"
 
     def problems(self) -> str:
         """Every claim that does not agree, by why; timings in a machine-dependent block."""
