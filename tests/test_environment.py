@@ -55,3 +55,11 @@ def test_installed_versions_match_the_pins():
         assert installed.split("+")[0] == version, (
             f"{name}: installed {installed}, pinned {version}"
         )
+
+
+def test_the_repository_carries_a_licence_and_a_citation_that_agree():
+    licence = (ROOT / "LICENSE").read_text(encoding="utf-8")
+    citation = yaml.safe_load((ROOT / "CITATION.cff").read_text(encoding="utf-8"))
+    assert licence.startswith("MIT License") and citation["license"] == "MIT"
+    assert {"cff-version", "message", "title", "authors"} <= set(citation)
+    assert "Lecture 17" in citation["title"]

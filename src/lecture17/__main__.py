@@ -5,6 +5,7 @@ python -m lecture17 diff A B          compare two builds number by number (see d
 python -m lecture17 diff . lecture    compare this build against the lecture's values
 python -m lecture17 run 06.3 --device cuda   run one demo's jobs without Snakemake (a GPU
                                              machine that has PyTorch but no Snakemake)
+python -m lecture17 changelog         which claim changed status, in which commit, and why
 """
 
 import argparse
@@ -204,12 +205,18 @@ def main(argv=None) -> int:
     p_restore.add_argument("demos", nargs="+")
     p_restore.add_argument("--config", type=Path, default=Path("config/config.yaml"))
     p_restore.add_argument("--results", default="results")
+    p_log = sub.add_parser("changelog", help="which claim changed status, in which commit, why")
+    p_log.add_argument("--since", help="only the commits after this revision")
     p_run = sub.add_parser("run", help="run one demo's jobs without Snakemake (e.g. on a GPU box)")
     p_run.add_argument("demo")
     p_run.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
     p_run.add_argument("--config", type=Path, default=Path("config/config.yaml"))
     p_run.add_argument("--results", default="results", help="folder the run CSVs go under")
     args = parser.parse_args(argv)
+    if args.command == "changelog":
+        from lecture17.reporting import changelog
+
+        return changelog.main(Path("."), since=args.since)
     if args.command == "run":
         return run_jobs(args.demo, args.config, args.device, args.results)
     if args.command == "restore":
