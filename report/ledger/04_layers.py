@@ -79,7 +79,48 @@ def l17_06_2a_uncached_is_sum_t(v) -> Finding:
 # values under which a claim holds and fails, where the reference build's own cannot show both
 
 _CLIMBS = [0.06, 0.19, 0.23, 0.33, 0.65, 0.99, 1.0, 1.0]  # a warmup run that learns
+# -----------------------------------------------------------------------------
+# §7.5 beyond the lecture: Xiong et al. (2020)'s gradients at initialisation (06.4), a rate
+# over the seeds (every seed's value, `stat: seeds`)
+
+
+@check
+def b75a_post_ln_top_heavy(v) -> Finding:
+    """A seed shows it when the two layers nearest the output get larger gradients than the two
+    nearest the input (ratio > 1); holds when most seeds do (95 % interval above 1/2)."""
+    ratio = v["ratio"]
+    k = int(np.sum(ratio > 1))
+    ok, text = decide(k, len(ratio))
+    return Finding(
+        ok,
+        f"靠近输出的两层梯度更大的种子 seeds with the top layers' gradients larger：{text}；"
+        f"比值 ratio {np.min(ratio):.2f}–{np.max(ratio):.2f}",
+    )
+
+
+@check
+def b75b_pre_ln_more_even(v) -> Finding:
+    """A seed shows it when Pre-LN's largest over smallest layer gradient is below Post-LN's;
+    holds when most seeds do."""
+    pre, post = v["pre"], v["post"]
+    k = int(np.sum(pre < post))
+    ok, text = decide(k, len(pre))
+    return Finding(
+        ok,
+        f"Pre-LN 更均匀的种子 seeds where Pre-LN is more even：{text}；最大 ÷ 最小 max/min "
+        f"Pre-LN {np.median(pre):.2f}、Post-LN {np.median(post):.2f}（中位数 medians）",
+    )
+
+
 EXAMPLES = {
+    "L17-B7.5a": {  # ten seeds: top-heavy Post-LN gradients, or even ones
+        "holds": {"ratio": [1.8, 2.1, 1.5, 1.9, 2.4, 1.7, 1.6, 2.0, 2.2, 1.9]},
+        "fails": {"ratio": [0.9, 1.0, 0.95, 0.99, 1.02, 0.97, 0.93, 0.98, 0.96, 0.94]},
+    },
+    "L17-B7.5b": {
+        "holds": {"pre": [1.1] * 10, "post": [2.5] * 10},
+        "fails": {"pre": [1.3] * 10, "post": [1.1] * 10},
+    },
     "L17-06.2c": {  # timing: the speed-up of the cache at L = 8 … 128
         "holds": {"speedup": [1.2, 1.8, 3.1, 5.6, 10.4]},
         "fails": {"speedup": [2.2, 1.7, 1.6, 2.7, 9.5]},

@@ -185,3 +185,47 @@ def test_on_a_gpu_the_table_names_the_gpu(size):
     table = run(size, device="cuda")
     assert set(table["device_name"]) == {torch.cuda.get_device_name()}
     assert (select(table, "ms_per_step")["value"] > 0).all()
+
+
+# -----------------------------------------------------------------------------
+# 06.4 gradients at initialisation (§7.5, Xiong et al. 2020)
+
+GRADIENT_SIZES = dict(length=6, n_layers=3, d_model=16, n_heads=2, d_ff=32, batch_size=8)
+
+
+def test_layer_gradients_give_every_layer_of_both_placements_and_their_ratios():
+    from lecture17.experiments.beyond import layer_gradients
+
+    df = layer_gradients(**GRADIENT_SIZES, seed=0)
+    norms = df[df.quantity == "grad_norm"]
+    assert sorted(norms.placement.unique()) == ["post_ln", "pre_ln"]
+    for placement in ("post_ln", "pre_ln"):
+        g = norms[norms.placement == placement].sort_values("layer").value.to_numpy()
+        assert len(g) == 3 and (g > 0).all()
+        one = df[(df.placement == placement) & df.layer.isna()].set_index("quantity").value
+        assert one["grad_spread"] == pytest.approx(g.max() / g.min())
+        assert one["grad_ratio_top_bottom"] == pytest.approx(g[-2:].mean() / g[:2].mean())
+    post = norms[norms.placement == "post_ln"].value.to_numpy()
+    pre = norms[norms.placement == "pre_ln"].value.to_numpy()
+    assert not np.allclose(post, pre)  # the placement reaches the layers
+
+
+def test_layer_gradients_are_those_of_04_3s_first_step():
+    """The same init and first batch as train() under the seed: the norms are the gradient of
+    the loss 04.3's run takes its first step on."""
+    import torch
+
+    from lecture17 import training
+    from lecture17.experiments.beyond import layer_gradients
+    from lecture17.experiments.layers import _classifier_builder
+
+    s = GRADIENT_SIZES
+    df = layer_gradients(**s, seed=3)
+    torch.manual_seed(3)
+    model = _classifier_builder(s["n_layers"], s["d_model"], s["n_heads"], s["d_ff"], True)()
+    task = training.InplaceReversalTask(s["length"])
+    batch = task.sample(torch.Generator().manual_seed(3), s["batch_size"])
+    task.loss(model, batch).backward()
+    first = torch.cat([p.grad.flatten() for p in model.encoder.layers[0].parameters()])
+    ours = df[(df.placement == "pre_ln") & (df.layer == 1)].value.item()
+    assert ours == pytest.approx(first.double().norm().item(), rel=1e-6)

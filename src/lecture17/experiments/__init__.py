@@ -220,6 +220,7 @@ _REGISTRY = [
             "ms_ratio_gru_over_nn_gru",
         ),
     ),
+    Demo("06.4", "beyond.layer_gradients", "§7.5", "初始化时每层的梯度 Post-LN vs Pre-LN"),
     # 07 robustness seeds and readings, 08 the exercises' runs: recorded (`make robustness`,
     # report/measured/), seeds disjoint from the protocol's, every list fixed in the config
     Demo(

@@ -342,3 +342,59 @@ def gpu_step_time(
     name = torch.cuda.get_device_name() if device == "cuda" else "cpu"
     labels = {"device_name": name, "d_model": spec["d_model"], "precision": spec["precision"]}
     return tidy([labels | r for r in records], [*labels, "model", "seq_len"])
+
+
+# -------------------------------------------------------------------------------------------
+# 06.4 gradients at initialisation, layer by layer: Post-LN vs Pre-LN (§7.5, Xiong et al. 2020)
+
+PLACEMENTS = {"post_ln": False, "pre_ln": True}  # placement -> norm_first
+
+
+def _layer_gradient_norms(model, task, batch) -> list[float]:
+    """‖∂loss/∂θ‖₂ over all parameters of each encoder layer (its attention, FFN and norms),
+    first layer first: one backward pass of the task's loss on `batch`."""
+    model.zero_grad()
+    task.loss(model, batch).backward()
+    return [
+        float(sum(p.grad.double().pow(2).sum() for p in layer.parameters()).sqrt())
+        for layer in model.encoder.layers
+    ]
+
+
+def layer_gradients(
+    *, length: int, n_layers: int, d_model: int, n_heads: int, d_ff: int, batch_size: int, seed: int
+) -> pd.DataFrame:
+    """§7.5 measured instead of cited: "Post-LN 在初始化时靠近输出的那几层参数梯度很大 ……
+    Pre-LN 的梯度在各层之间更均匀" (Xiong et al. 2020), on 04.3's model and task.
+
+    For each placement, 04.3's n_layers encoder classifier is built as 04.3's run of this seed
+    builds it (torch.manual_seed(seed), layers._classifier_builder) and its first training
+    batch drawn as train() draws it (torch.Generator().manual_seed(seed)); one backward pass of
+    the task's loss, no optimiser step. Rows: (`placement` post_ln / pre_ln, `layer` 1..n, 1
+    nearest the input) → `grad_norm`, the gradient norm of that layer's parameters;
+    (`placement`) → `grad_ratio_top_bottom`, the mean of the two layers nearest the output over
+    the mean of the two nearest the input, and `grad_spread`, the largest layer's norm over the
+    smallest's. Deterministic for a seed (float32, one thread).
+    """
+    import torch
+
+    from lecture17 import training
+    from lecture17.experiments.layers import _classifier_builder
+
+    task = training.InplaceReversalTask(length)
+    records = []
+    with training.single_thread():
+        for placement, norm_first in PLACEMENTS.items():
+            make_model = _classifier_builder(n_layers, d_model, n_heads, d_ff, norm_first)
+            torch.manual_seed(seed)  # the model's initialisation, as train() does it
+            model = make_model()
+            batch = task.sample(torch.Generator().manual_seed(seed), batch_size)
+            norms = _layer_gradient_norms(model, task, batch)
+            records += [
+                row("grad_norm", g, placement=placement, layer=i)
+                for i, g in enumerate(norms, start=1)
+            ]
+            top, bottom = np.mean(norms[-2:]), np.mean(norms[:2])
+            records.append(row("grad_ratio_top_bottom", top / bottom, placement=placement))
+            records.append(row("grad_spread", max(norms) / min(norms), placement=placement))
+    return tidy(records, ["placement", "layer"])
