@@ -408,22 +408,26 @@ def reading_note(outcomes, trained: bool, quoted: bool, html_mode: bool) -> tupl
         extra += (
             "表里讲义引用过的格子旁边印着讲义的值 the lecture's values are printed beside ours。"
         )
+    timing_extra = ""
     if parts[1]:
-        parts[1] += (
+        timing_extra = (
             "计时因机器而异 timings are machine-dependent：讲义的计时来自作者的机器，"
             "“不成立（本机）”说的是这台机器、这一次运行 “does not hold here” is about this run。"
         )
     head = "读这一节 Reading this section"
     if html_mode:
-        more = f'<span class="audit">{html.escape(extra)}</span>' if extra else ""
+        more = [
+            f'<span class="audit">{html.escape(t)}</span>' if t else ""
+            for t in (extra, timing_extra)
+        ]
         return tuple(
-            f'<p class="reading"><b>{head}</b>{_audit_spans(html.escape(p))}'
-            f"{more if i == 0 else ''}</p>"
+            f'<p class="reading"><b>{head}</b>{_audit_spans(html.escape(p))}{more[i]}</p>'
             if p
             else ""
             for i, p in enumerate(parts)
         )
     parts[0] += extra if parts[0] else ""
+    parts[1] += timing_extra if parts[1] else ""
     return tuple(f"**{head}**{p}" if p else "" for p in parts)
 
 
