@@ -374,7 +374,8 @@ def layer_gradients(
     nearest the input) → `grad_norm`, the gradient norm of that layer's parameters;
     (`placement`) → `grad_ratio_top_bottom`, the mean of the two layers nearest the output over
     the mean of the two nearest the input, and `grad_spread`, the largest layer's norm over the
-    smallest's. Deterministic for a seed (float32, one thread).
+    smallest's. The float32 init is computed in float64 (exactly the same weights), so that
+    the printed digits are the same on every CPU: a deterministic demo (one thread).
     """
     import torch
 
@@ -387,7 +388,7 @@ def layer_gradients(
         for placement, norm_first in PLACEMENTS.items():
             make_model = _classifier_builder(n_layers, d_model, n_heads, d_ff, norm_first)
             torch.manual_seed(seed)  # the model's initialisation, as train() does it
-            model = make_model()
+            model = make_model().double()  # float64: the same digits on every CPU (diff)
             batch = task.sample(torch.Generator().manual_seed(seed), batch_size)
             norms = _layer_gradient_norms(model, task, batch)
             records += [
