@@ -230,3 +230,40 @@ def test_layer_gradients_are_those_of_04_3s_first_step():
     first = torch.cat([p.grad.flatten() for p in model.encoder.layers[0].parameters()])
     ours = df[(df.placement == "pre_ln") & (df.layer == 1)].value.item()
     assert ours == pytest.approx(first.norm().item(), rel=1e-12)
+
+
+# -----------------------------------------------------------------------------
+# 06.5 reversal by one hand-built layer of encoder-decoder attention (§9.6)
+
+
+@pytest.mark.parametrize("length", [2, 5, 16, 33])
+def test_the_mirror_map_turns_every_position_into_its_mirror(length):
+    from lecture17.attention_numpy import positional_encoding
+    from lecture17.experiments.beyond import mirror_map
+
+    pe = positional_encoding(length, 64)
+    assert np.abs(pe @ mirror_map(length, 64) - pe[::-1]).max() < 1e-12
+    R = mirror_map(length, 64)
+    assert np.abs(R @ R - np.eye(64)).max() < 1e-12  # a reflection: mirroring twice is nothing
+
+
+def test_the_sharpness_keeps_the_weight_off_the_mirror_below_the_leak():
+    from lecture17.attention_numpy import positional_encoding, scaled_dot_product_attention
+    from lecture17.experiments.beyond import _sharpness, mirror_map
+
+    L, d, leak = 6, 16, 1e-6
+    pe = positional_encoding(L, d)
+    q = _sharpness(L, d, leak) * pe @ mirror_map(L, d)
+    _, weights = scaled_dot_product_attention(q, pe, pe)
+    off = 1 - weights[np.arange(L), np.arange(L)[::-1]]
+    assert off.max() <= leak and off.max() > 0
+
+
+def test_hand_built_reversal_rows_and_a_layer_built_for_another_length():
+    from lecture17.experiments.beyond import hand_built_reversal
+
+    df = hand_built_reversal(lengths=[3, 5], d_model=16, n_sources=20, leak=1e-6, seed=0)
+    cells = df[df.quantity == "sequence_accuracy"][["built_for", "length"]]
+    assert len(cells) == 4  # every (built for, tested at) pair
+    mirror = df[df.quantity == "min_mirror_weight"]
+    assert sorted(zip(mirror.built_for, mirror.length, strict=True)) == [(3, 3), (5, 5)]

@@ -221,6 +221,7 @@ _REGISTRY = [
         ),
     ),
     Demo("06.4", "beyond.layer_gradients", "§7.5", "初始化时每层的梯度 Post-LN vs Pre-LN"),
+    Demo("06.5", "beyond.hand_built_reversal", "§9.6", "手搭一层注意力反转 reversal by hand"),
     # 07 robustness seeds and readings, 08 the exercises' runs: recorded (`make robustness`,
     # report/measured/), seeds disjoint from the protocol's, every list fixed in the config
     Demo(

@@ -24,8 +24,12 @@ import tracemalloc
 import numpy as np
 import pandas as pd
 
-from lecture17.attention_numpy import scaled_dot_product_attention, tiled_attention
-from lecture17.experiments.tidy import row, tidy
+from lecture17.attention_numpy import (
+    positional_encoding,
+    scaled_dot_product_attention,
+    tiled_attention,
+)
+from lecture17.experiments.tidy import row, rows, tidy
 from lecture17.experiments.timing import interleaved_ms, median_ms
 
 # -------------------------------------------------------------------------------------------
@@ -399,3 +403,86 @@ def layer_gradients(
             records.append(row("grad_ratio_top_bottom", top / bottom, placement=placement))
             records.append(row("grad_spread", max(norms) / min(norms), placement=placement))
     return tidy(records, ["placement", "layer"])
+
+
+# -------------------------------------------------------------------------------------------
+# 06.5 reversal by one hand-built layer of encoder-decoder attention (§9.6)
+
+
+def mirror_map(length: int, d_model: int) -> np.ndarray:
+    """R with PE(L − 1 − t) = PE(t) @ R for every position t (§9.6, as M_k of §6.3 for a
+    shift): pair by pair, with a = ω(L − 1), the angle-difference formulas give
+    [sin ω(L−1−t), cos ω(L−1−t)] = [sin ωt, cos ωt] @ [[−cos a, sin a], [sin a, cos a]].
+    ω is read off the encoding itself (its pair i turns by ω_i per position). (d, d) float64."""
+    pe = positional_encoding(2, d_model)  # (2, d_model)
+    a = (length - 1) * np.arctan2(pe[1, 0::2], pe[1, 1::2])  # (d_model/2,)
+    even = np.arange(0, d_model, 2)
+    R = np.zeros((d_model, d_model))
+    R[even, even], R[even, even + 1] = -np.cos(a), np.sin(a)
+    R[even + 1, even], R[even + 1, even + 1] = np.sin(a), np.cos(a)
+    return R
+
+
+def _sharpness(length: int, d_model: int, leak: float) -> float:
+    """β so that the weight off the mirror position totals at most `leak`: the scores are
+    β/√d · PE(m)·PE(s), largest (d/2) at s = m and at least `gap` below it elsewhere."""
+    pe = positional_encoding(length, d_model)  # (L, d)
+    dots = pe @ pe[0]  # PE(0)·PE(k), k = 0..L−1: the dot product depends on |k| only (§6.3)
+    gap = dots[0] - dots[1:].max()
+    return np.sqrt(d_model) * np.log((length - 1) / leak) / gap
+
+
+def hand_built_reversal_layer(built_for: int, d_model: int, vocab: int, leak: float) -> dict:
+    """W^Q, W^K, W^V of one cross-attention layer that reverses a sequence of length
+    `built_for`: inputs are [one-hot token (vocab); PE(position) (d_model)]; the query reads
+    the decoder position's PE turned into the mirror's (β R), the key the encoder position's
+    PE, the value the encoder token's one-hot. No training."""
+    d = vocab + d_model
+    W_q, W_k, W_v = np.zeros((d, d)), np.zeros((d, d)), np.zeros((d, vocab))
+    W_q[vocab:, vocab:] = _sharpness(built_for, d_model, leak) * mirror_map(built_for, d_model)
+    W_k[vocab:, vocab:] = np.eye(d_model)
+    W_v[:vocab] = np.eye(vocab)
+    return {"W_q": W_q, "W_k": W_k, "W_v": W_v}
+
+
+def hand_built_reversal(
+    *, lengths: list[int], d_model: int, n_sources: int, leak: float, seed: int
+) -> pd.DataFrame:
+    """§9.6 "位置编码 + 一层编码器-解码器注意力就够了", by construction: no training, one layer
+    of encoder-decoder attention (attention_numpy.scaled_dot_product_attention) with weights
+    set from PE(L − 1 − t) = PE(t) R_L, on n_sources random sources of each length (the
+    reversal task's 10 symbols, one-hot), decoding step t reading source position L − 1 − t.
+
+    Rows: (`built_for`, `length`) → `sequence_accuracy`, `token_accuracy` (output t equals
+    source L − 1 − t; the stop rule is the known length: L outputs, no EOS), for weights built
+    for every length of `lengths` and tested at every length; (`built_for` = `length`) →
+    `min_mirror_weight`, the smallest weight any decoding step puts on its mirror position.
+    Deterministic (float64): `seed` draws the sources.
+    """
+    from lecture17.training import FIRST_SYMBOL, N_SYMBOLS, VOCAB_SIZE
+
+    rng = np.random.default_rng(seed)
+    records = []
+    sources = {
+        L: rng.integers(FIRST_SYMBOL, FIRST_SYMBOL + N_SYMBOLS, (n_sources, L)) for L in lengths
+    }
+    for built in lengths:
+        W = hand_built_reversal_layer(built, d_model, VOCAB_SIZE, leak)
+        for L, src in sources.items():
+            pe = positional_encoding(L, d_model)  # (L, d_model)
+            enc = np.concatenate(
+                [np.eye(VOCAB_SIZE)[src], np.broadcast_to(pe, (n_sources, L, d_model))], -1
+            )
+            dec = np.concatenate([np.zeros((n_sources, L, VOCAB_SIZE)), enc[..., VOCAB_SIZE:]], -1)
+            out, weights = scaled_dot_product_attention(
+                dec @ W["W_q"], enc @ W["W_k"], enc @ W["W_v"]
+            )
+            right = out.argmax(-1) == src[:, ::-1]  # (n, L): output t = source L − 1 − t
+            cell = {"built_for": built, "length": L}
+            records += rows(
+                {"sequence_accuracy": right.all(-1).mean(), "token_accuracy": right.mean()}, **cell
+            )
+            if built == L:
+                mirror = weights[:, np.arange(L), np.arange(L)[::-1]]  # (n, L)
+                records.append(row("min_mirror_weight", mirror.min(), **cell))
+    return tidy(records, ["built_for", "length"])
