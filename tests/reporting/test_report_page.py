@@ -175,6 +175,11 @@ def test_a_note_about_a_build_is_folded_away_not_shown_beside_the_sentence():
             "缩放 + Adam：全部在 600 步内达到 90%",
         ),
         ("一个线性的 W^Q", "一个线性的 W^Q"),  # one English word is a term, not a translation
+        (
+            "l'Afrique 的 query q⟨3⟩ query of l'Afrique",
+            "l'Afrique 的 query q⟨3⟩ query of l'Afrique",
+        ),
+        ("一个头停在 BOS 上（我们：权重）a decoder head on BOS", "一个头停在 BOS 上（我们：权重）"),
         ("only English here", "only English here"),
     ],
 )
@@ -187,11 +192,13 @@ def test_a_takeaway_says_whether_our_run_supports_the_lecture_and_which_part():
     assert holds.endswith("支持讲义。") and "不支持" not in holds
     o = outcome("differs", **{"class": "seeded"})
     o.findings = [ledger.checks.Finding(True, "a"), ledger.checks.Finding(False, "b")]
-    assert "部分支持讲义：1 步成立，1 步不成立" in report_claims.takeaway(o)
+    assert "不支持讲义（检查的 2 项里 1 项成立）" in report_claims.takeaway(o)
     o.findings = [ledger.checks.Finding(False, "记录的种子里讲义的话成立的: 2/10（95% 区间 …")]
     assert "记录的 10 个种子里有 2 个成立" in report_claims.takeaway(o)
     o.findings, o.ours = [], "(1, 2, 3, 4, 5)"
-    assert "5 个值见上表" in report_claims.takeaway(o) and "(1, 2" not in report_claims.takeaway(o)
+    assert "5 个值见审计读法" in report_claims.takeaway(
+        o
+    ) and "(1, 2" not in report_claims.takeaway(o)
 
 
 def test_claim_text_is_escaped_in_the_card():

@@ -222,27 +222,37 @@ RATE = re.compile(r"(\d+)/(\d+)（95%")
 
 def chinese_part(claim: str) -> str:
     """A ledger claim is "中文 English": the Chinese part, without the English tail (a tail
-    after the last CJK character that holds at least two English words)."""
+    after the last CJK character that holds at least two English words). Kept whole when the
+    cut would leave a phrase hanging on a particle ("l'Afrique 的", "k = 0 时")."""
     last = max((m.end() for m in CJK.finditer(claim)), default=0)
     if not last:  # no Chinese at all: nothing to keep apart
         return claim
     tail = claim[last:]
-    words = re.search(r"[A-Za-z]{2,}[^\n]*", tail)
-    if words and len(re.findall(r"[A-Za-z]{2,}", tail)) >= 2:
-        return (claim[:last] + tail[: words.start()]).rstrip(" ，,")
-    return claim
+    if len(re.findall(r"[A-Za-z]{2,}", tail)) < 2:
+        return claim
+    start = re.search(r"(?<![\w⟨])[A-Za-z]", tail)
+    head = (claim[:last] + tail[: start.start()]).rstrip(" ，,")
+    return claim if head.endswith(DANGLING) else head
+
+
+DANGLING = ("的", "时", "在", "和", "与", "对", "是", "：")
 
 
 def study_ours(o) -> str:
     """Ours, as the study reading says it: a rate over the recorded seeds as "k of N seeds",
-    a short value as printed, a long list sent to the table (never an unlabelled tuple)."""
+    a value decided on the recorded seeds said to be theirs (the table above is the default
+    build's), a short value as printed, a long list never as an unlabelled tuple."""
     for f in o.findings:
-        if m := RATE.search(f.text):
+        if RECORDED_RATE in f.text and (m := RATE.search(f.text)):
             return f"记录的 {m.group(2)} 个种子里有 {m.group(1)} 个成立"
     if not o.ours:
         return ""
     n = len(o.ours.strip("()").split(", ")) if o.ours.startswith("(") else 1
-    return f"我们 {o.ours}" if n <= 3 else f"我们的 {n} 个值见上表"
+    who = "我们（记录的种子）" if o.protocol is not None else "我们"
+    return f"{who} {o.ours}" if n <= 3 else f"{who}的 {n} 个值见审计读法"
+
+
+RECORDED_RATE = "记录的种子里讲义的话成立的"  # ledger.decided_on_recorded's finding
 
 
 def takeaway(o) -> str:
@@ -253,7 +263,7 @@ def takeaway(o) -> str:
     word = SUPPORTS[v]
     oks = [f.ok for f in o.findings]
     if v == "differs" and True in oks and False in oks:
-        word = f"部分支持讲义：{oks.count(True)} 步成立，{oks.count(False)} 步不成立"
+        word = f"不支持讲义（检查的 {len(oks)} 项里 {oks.count(True)} 项成立）"
     ours = study_ours(o)
     numbers = f"讲义 {chinese_part(str(e['lecture']))}" + (f"，{ours}" if ours else "")
     return f"{chinese_part(e['claim'])}——{numbers}：{word}。"
@@ -380,10 +390,11 @@ def section_list(outcomes, number: str, html_mode: bool) -> str:
                 f'<span class="study">{html.escape(chinese_part(claim))}</span>'
                 f'<span class="audit">{html.escape(claim)}</span>'
             )
-        lines.append(
-            f"- {claim_ref(o, html_mode)}（{section_ref(o.entry['section'], html_mode)}）"
-            f"{status} {claim}"
-        )
+        where = f"{claim_ref(o, html_mode)}（{section_ref(o.entry['section'], html_mode)}）"
+        if html_mode:  # the study reading: the section it is judged in, no id
+            first = o.entry["section"].split("/")[0].strip()
+            where = f'<span class="audit">{where}</span>{section_ref(first, True)} '
+        lines.append(f"- {where}{status} {claim}")
     return "\n".join(lines) or "*（没有数字 no claims）*"
 
 

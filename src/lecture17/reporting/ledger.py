@@ -444,10 +444,12 @@ def evaluate_protocol(entry: dict, tables: dict, settings: dict | None = None) -
     if ok is None:
         status = "unresolved"
     elif ok:
-        # an exact claim judged by a check of its own (within 3 SE, equal to another cell)
-        # rather than by its printed digits holds; it does not show "the same digits"
+        # an exact (or beyond) claim judged by a check of its own (within 3 SE, equal to
+        # another cell, below a bound) rather than by its printed digits holds; it does not
+        # show "the same digits"
         steps = [checks.parse_step(step) for step in entry.get("check", [])]
-        explicit = cls in ("exact", "reconstructed") and steps and not any(map(_to_lecture, steps))
+        explicit = cls in ("exact", "reconstructed", "beyond") and steps
+        explicit = explicit and not any(map(_to_lecture, steps))
         status = "holds" if explicit else PASSED[cls]
     else:
         status = "timing_fails" if cls == "timing" else "differs"

@@ -313,7 +313,7 @@ class Report:
     def view(self, view, demo_id: str, figures) -> list[str]:
         source = str(view.get("table", demo_id))
         title = f"**{view['title']}**" + (f"（{view['note']}）" if view.get("note") else "")
-        title += "".join(f"（见{self.figure_ref(n)} see the figure）" for n in figures)
+        title += "".join(f"（见{self.figure_ref(n, short=True)}）" for n in figures)
         if source not in self.tables:
             return [title, f"*（本次构建没有演示 {source} 的结果 not built）*"]
         grid = view_grid(self.tables[source], view, self.lecture_of(source), self.html)
@@ -331,11 +331,13 @@ class Report:
     def lecture_of(self, demo: str) -> dict:
         return {key: v for (d, key), v in self.lecture.items() if d == demo}
 
-    def figure_ref(self, name: str) -> str:
+    def figure_ref(self, name: str, short: bool = False) -> str:
+        """"图 4.4 Figure 4.4" (a link in the page); short: "图 4.4" (a table's pointer)."""
         number = self.numbers[name]
+        text = f"图 {number}" if short else f"图 {number} Figure {number}"
         if self.html:
-            return f'<a href="#fig-{number.replace(".", "-")}">图 {number} Figure {number}</a>'
-        return f"图 {number} Figure {number}"
+            return f'<a href="#fig-{number.replace(".", "-")}">{text}</a>'
+        return text
 
     def figure(self, name: str) -> str:
         number, path = self.numbers[name], self.figures[name]
