@@ -332,7 +332,7 @@ class Report:
         return {key: v for (d, key), v in self.lecture.items() if d == demo}
 
     def figure_ref(self, name: str, short: bool = False) -> str:
-        """"图 4.4 Figure 4.4" (a link in the page); short: "图 4.4" (a table's pointer)."""
+        """ "图 4.4 Figure 4.4" (a link in the page); short: "图 4.4" (a table's pointer)."""
         number = self.numbers[name]
         text = f"图 {number}" if short else f"图 {number} Figure {number}"
         if self.html:
