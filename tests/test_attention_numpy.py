@@ -874,17 +874,36 @@ def test_exercise_4_fully_masked_row_with_minus_inf_is_nan():
     assert_close(weights[0].sum(), 1.0)  # a row with some key left is fine
 
 
-def test_exercise_7_long_context_arithmetic():
+def _matmul_multiply_adds(*shapes) -> int:
+    """Multiply-adds of a chain of (rows, inner) @ (inner, cols) products, from their shapes."""
+    return sum(rows * inner * cols for rows, inner, cols in shapes)
+
+
+def test_exercise_7_counts_are_the_layers_matrix_products_and_give_the_lectures_digits():
+    from lecture17.experiments.exercises import exercise_7
+
+    def answers(n, d):
+        rows = exercise_7(n, d, ff_mult=4, bytes_per_value=2)
+        return {r.get("part", r["quantity"]): r["value"] for r in rows}
+
     n, d = 100_000, 4096
-    attention = 2 * n**2 * d  # (a) Q K^T and weights @ V
-    projections_and_ffn = 4 * n * d**2 + 2 * n * d * 4 * d  # (b) = 12 n d^2
-    assert f"{attention:.2e}" == "8.19e+13"  # the lecture quotes three significant digits
-    assert projections_and_ffn == 12 * n * d**2
-    assert f"{projections_and_ffn:.2e}" == "2.01e+13"
-    assert f"{attention / projections_and_ffn:.0f}" == "4"  # "about 4 times"
-    break_even = 12 * d**2 // (2 * d)  # (c) 2 n^2 d = 12 n d^2 → n = 6 d
-    assert break_even == 6 * d == 24_576
-    assert n**2 * 2 == 20e9  # (d) one fp16 n × n matrix: 20 GB
+    ours = answers(n, d)
+    # counted from the shapes of the layer's products, not from the closed forms
+    assert ours["attention"] == _matmul_multiply_adds((n, d, n), (n, n, d))  # QKᵀ, weights·V
+    assert ours["projections"] == _matmul_multiply_adds(*[(n, d, d)] * 4)  # W_q, W_k, W_v, W_o
+    assert ours["ffn"] == _matmul_multiply_adds((n, d, 4 * d), (n, 4 * d, d))
+    assert f"{ours['attention']:.2e}" == "8.19e+13"  # the lecture quotes three digits
+    assert f"{ours['projections_and_ffn']:.2e}" == "2.01e+13"
+    assert f"{ours['attention_over_rest']:.0f}" == "4"  # "about 4 times"
+    assert ours["matrix_gb"] == 20.0  # one fp16 n × n matrix: 20 GB
+    # (c) at the break-even length attention costs exactly what the rest does
+    even = int(ours["break_even_n"])
+    assert answers(even, d)["attention_over_rest"] == 1.0
+    assert (
+        answers(even - 1, d)["attention_over_rest"]
+        < 1
+        < answers(even + 1, d)["attention_over_rest"]
+    )
 
 
 # --------------------------------------------------------------------------------------------

@@ -251,6 +251,11 @@ def test_sgd_and_other_tasks_train():
     sgd = TrainSettings(steps=5, lr=0.1, optimizer="sgd", n_test=50)
     lookup = tr.train(lambda: tr.LookupAttention(16, 8), tr.LookupTask(16, 16), sgd, seed=0)
     assert 0.0 <= lookup.final["accuracy"] <= 1.0 and len(lookup.history) == 5
+    # SGD moved the weights: the first loss is not the last, and the same seed repeats it
+    losses = [h["loss"] for h in lookup.history]
+    assert losses[0] != losses[-1]
+    again = tr.train(lambda: tr.LookupAttention(16, 8), tr.LookupTask(16, 16), sgd, seed=0)
+    assert [h["loss"] for h in again.history] == losses
 
     def classifier():
         return tt.EncoderClassifier(
@@ -262,6 +267,8 @@ def test_sgd_and_other_tasks_train():
     settings = TrainSettings(steps=5, lr=1e-3, batch_size=8, n_test=20)
     inplace = tr.train(classifier, tr.InplaceReversalTask(8), settings, seed=0)
     assert len(inplace.final["position_accuracy"]) == 8
+    mean = sum(inplace.final["position_accuracy"]) / 8  # the positions make up the accuracy
+    assert inplace.final["accuracy"] == pytest.approx(mean)
 
 
 @pytest.mark.parametrize(
@@ -444,3 +451,29 @@ def test_attention_statistics_table(kind):
     cross = table[table.block.str.endswith("cross_attn")]
     shares = cross[cross.quantity.str.startswith("argmax_at_mirror")].groupby("head").value.sum()
     assert shares.between(0, 1 + 1e-12).all()
+
+
+def test_attention_statistics_of_uniform_attention_are_the_uniform_values():
+    """W^Q = W^K = 0 makes every attention uniform over the keys it may see: the statistics
+    must then be those of uniform rows, block by block (a wrong axis or mask would not be)."""
+    torch.manual_seed(0)
+    model = tiny("transformer")()
+    with torch.no_grad():
+        for module in model.modules():
+            if isinstance(module, tt.MultiHeadAttention):
+                d = module.d_model
+                module.in_proj.weight[: 2 * d] = 0  # W^Q and W^K
+                module.in_proj.bias[: 2 * d] = 0
+    L = 6
+    src = tr.reversal_batch(generator(0), 10, L)[0]
+    table = tr.attention_statistics(model, src).set_index(["block", "quantity", "head"]).value
+    for head in (1, 2):
+        assert table["encoder.0.self_attn", "entropy", head] == pytest.approx(math.log(L))
+        assert table["decoder.0.cross_attn", "entropy", head] == pytest.approx(math.log(L))
+        assert table["decoder.0.cross_attn", "mirror_weight", head] == pytest.approx(1 / L)
+        # decoder queries t = 1..L see t + 1 positions (BOS and the prefix): uniform over them
+        seen = range(2, L + 2)
+        bos = sum(1 / k for k in seen) / L
+        entropy = sum(math.log(k) for k in seen) / L
+        assert table["decoder.0.self_attn", "bos_weight", head] == pytest.approx(bos)
+        assert table["decoder.0.self_attn", "entropy", head] == pytest.approx(entropy)
