@@ -83,6 +83,7 @@ def summary(results: dict) -> list[str]:
         + (f"：{'，'.join(parts)}" if parts else "")
         + f"；共 {seconds / 60:.1f} 分钟（构建 + 测试，不含控制构建）。",
     ]
+    lines += rates(run)
     for fp in fingerprints:
         mark = "今天的代码 today's code" if fp == today else "不是今天的代码 not today's code"
         lines.append(f"代码指纹 code fingerprint（src/ 的 sha256）：`{fp[:16]}`（{mark}）。")
@@ -102,6 +103,24 @@ def summary(results: dict) -> list[str]:
                 if caught
                 else "没有被抓到（1 次比较里 0 次误报）。"
             )
+        )
+    return lines
+
+
+def rates(run: list[dict]) -> list[str]:
+    """The issue's bars, per kind of code, over the mutants run that are not equivalent: the
+    ledger's catch rate (a failed build counts: the reader sees it) and the tests'."""
+    lines = []
+    for code in ("analytic", "trained"):
+        mine = [r for r in run if r["code"] == code and r["decision"] != "equivalent"]
+        if not mine:
+            continue
+        ledger = sum(r["decision"] in ("caught-by-ledger", "caught-by-build") for r in mine)
+        tests = sum(r["tests_failed"] == "True" or r["decision"] == "caught-by-build" for r in mine)
+        lines.append(
+            f"{code}：不等价的 {len(mine)} 个里，账本（或构建）抓到 {ledger} 个"
+            f"（{ledger / len(mine):.0%}），测试抓到 {tests} 个（{tests / len(mine):.0%}）"
+            f" — {len(mine)} non-equivalent: the ledger {ledger}, the tests {tests}."
         )
     return lines
 
