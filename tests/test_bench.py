@@ -40,3 +40,28 @@ def test_step_time_on_cuda_without_a_gpu_says_so():
 def test_step_time_refuses_heads_that_do_not_divide_d_model():
     done = bench("--d-model", "64", "--n-heads", "3")
     assert done.returncode == 2 and "divisible by --n-heads 3" in done.stderr
+
+
+def profile(*args: str) -> subprocess.CompletedProcess:
+    script = ROOT / "bench" / "build_profile.py"
+    return subprocess.run([sys.executable, str(script), *args], capture_output=True, text=True)
+
+
+def _benchmark(path, wall: float, cpu: str, rss: float = 100.0):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    head = "s\th:m:s\tmax_rss\tmax_vms\tmax_uss\tmax_pss\tio_in\tio_out\tmean_load\tcpu_time\n"
+    path.write_text(head + f"{wall}\t0:00:00\t{rss}\t0\t0\t0\t0\t0\t0\t{cpu}\n", encoding="utf-8")
+
+
+def test_the_build_profile_sums_each_rule_and_flags_the_undersampled_cpu(tmp_path):
+    _benchmark(tmp_path / "benchmarks/lookup_task/02.3/d_k=16/seed0.tsv", 32.0, "8.5", 300)
+    _benchmark(tmp_path / "benchmarks/lookup_task/02.3/d_k=64/seed0.tsv", 10.0, "9.5", 310)
+    _benchmark(tmp_path / "benchmarks/aggregate/02.3.tsv", 0.3, "NA")
+    done = profile("--build", str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    rows = {line.split("|")[1].strip(): line for line in done.stdout.splitlines()[2:]}
+    cells = [c.strip() for c in rows["`lookup_task`"].split("|")[1:-1]]
+    assert cells == ["`lookup_task`", "2", "42.0", "32.0", "18.0", "1", "310"]
+    assert [c.strip() for c in rows["合计 all"].split("|")[2:4]] == ["3", "42.3"]
+    empty = profile("--build", str(tmp_path / "nothing"))
+    assert empty.returncode == 1 and "build first" in empty.stderr
