@@ -174,3 +174,40 @@ def test_only_the_ms_quantities_change_between_runs():
     assert (per_layer["value"] > 0).all()
     again = run_demo("01.5", settings, 0)  # a second run: everything but the timings repeats
     pd.testing.assert_frame_equal(table[~timed], again[~timed])
+
+
+# -----------------------------------------------------------------------------
+# 01.4's two models against PyTorch's own (the mutants rnn_without_tanh and
+# sensitivity_softmax_over_queries showed these missing: only the ledger caught them)
+
+
+def test_the_sensitivity_rnn_is_torchs_rnn_with_the_same_weights():
+    import torch
+
+    from lecture17.experiments.self_attention import _random_rnn, _rnn_last
+
+    rng = np.random.default_rng(0)
+    rnn = _random_rnn(rng, 8, 16)
+    x = torch.from_numpy(rng.standard_normal((12, 8)))  # (n, d_model)
+    theirs = torch.nn.RNN(8, 16, nonlinearity="tanh").double()
+    with torch.no_grad():
+        theirs.weight_ih_l0.copy_(rnn["W_xh"].T)
+        theirs.weight_hh_l0.copy_(rnn["W_hh"].T)
+        theirs.bias_ih_l0.copy_(rnn["b_xh"])
+        theirs.bias_hh_l0.copy_(rnn["b_hh"])
+        _, h_n = theirs(x[:, None])  # (1, 1, hidden)
+    torch.testing.assert_close(_rnn_last(rnn, x), h_n[0, 0], rtol=0, atol=1e-12)
+
+
+def test_the_sensitivity_attention_is_torchs_sdpa_on_the_last_query():
+    import torch
+    import torch.nn.functional as F
+
+    from lecture17.experiments.self_attention import _attention_last, _random_attention
+
+    rng = np.random.default_rng(1)
+    att = _random_attention(rng, 8)
+    x = torch.from_numpy(rng.standard_normal((12, 8)))
+    Q, K, V = x @ att["q"], x @ att["k"], x @ att["v"]
+    theirs = F.scaled_dot_product_attention(Q[None], K[None], V[None])[0, -1]
+    torch.testing.assert_close(_attention_last(att, x), theirs, rtol=0, atol=1e-12)
