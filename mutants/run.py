@@ -613,6 +613,33 @@ def print_estimate(rows: list[dict]) -> None:
     print(f"作业的 CPU 时间 job CPU seconds: 协议的演示 protocol {first}, 记录的 recorded {second}")
 
 
+def tests_today(mutants: list[Mutant], work: Path, cores: int, results: Path) -> list[dict]:
+    """Each mutant's tests rerun on a copy of today's checkout: a test added after the control
+    was built counts. The rows keep their build and ledger columns (the control's code); the
+    tests columns and `tests_fingerprint` (today's code) are replaced, and a mutant only the
+    tests could catch is decided again."""
+    old = {r["mutant"]: r for r in read_results(results)}
+    rows = []
+    for mutant in mutants:
+        if mutant.name not in old:
+            raise ValueError(f"{mutant.name}: no row in {results.name} to update; run it first")
+        folder = work / f"tests-{mutant.name}"
+        shutil.rmtree(folder, ignore_errors=True)
+        apply(mutant, copy_repository(folder))
+        start = time.monotonic()
+        failed, first = run_tests(folder, mutant, cores)
+        row = dict(old[mutant.name])
+        row |= {"tests_failed": failed, "first_failure": first}
+        row |= {"tests_s": round(time.monotonic() - start, 1)}
+        row["tests_fingerprint"] = code_fingerprint(ROOT)
+        if row["decision"] in ("caught-by-tests", "survivor") and failed:
+            row["decision"] = "caught-by-tests"
+        print(f"{mutant.name}: tests {'caught' if failed else 'missed'} it ({first[:60]})")
+        shutil.rmtree(folder, ignore_errors=True)
+        rows.append(row)
+    return rows
+
+
 # -----------------------------------------------------------------------------
 # results
 
@@ -635,6 +662,7 @@ COLUMNS = [
     "build_s",
     "tests_s",
     "fingerprint",
+    "tests_fingerprint",  # set when the tests were rerun on a later checkout (--tests-today)
     "mistake",
 ]
 
@@ -673,6 +701,12 @@ def main(argv=None) -> int:
         help="when the mutated module's tests run: always (default; ~15 s a module), only when "
         "the build and the ledger did not catch the mutant, or never",
     )
+    parser.add_argument(
+        "--tests-today",
+        action="store_true",
+        help="rerun only the tests of the mutants named, on a copy of today's checkout (its "
+        "tests, not the control's), and update their rows' tests columns",
+    )
     parser.add_argument("--false-catch", action="store_true", help="also the second control")
     parser.add_argument("--skip-mutants", action="store_true", help="run no mutant")
     parser.add_argument(
@@ -693,6 +727,9 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     chosen = select(args.mutants)
     args.work.mkdir(parents=True, exist_ok=True)
+    if args.tests_today:
+        write_results(tests_today(chosen, args.work, args.cores, args.results), args.results)
+        return 0
     if args.control and not (args.control / DONE).is_file():
         parser.error(f"{args.control}: not a finished control build (no {DONE})")
     control_dir = args.control or control(args.work, args.cores, args.protocol)

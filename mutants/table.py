@@ -84,6 +84,12 @@ def summary(results: dict) -> list[str]:
         + f"；共 {seconds / 60:.1f} 分钟（构建 + 测试，不含控制构建）。",
     ]
     lines += rates(run)
+    if today_tests := sorted({r["tests_fingerprint"] for r in run if r.get("tests_fingerprint")}):
+        lines.append(
+            "测试一栏在后来的代码上重跑过 the tests column was rerun on later code"
+            f"（`--tests-today`，代码指纹 {'、'.join(f'`{t[:16]}`' for t in today_tests)}）："
+            "控制构建之后加的测试也算进去。"
+        )
     for fp in fingerprints:
         mark = "今天的代码 today's code" if fp == today else "不是今天的代码 not today's code"
         lines.append(f"代码指纹 code fingerprint（src/ 的 sha256）：`{fp[:16]}`（{mark}）。")

@@ -359,3 +359,27 @@ def test_the_committed_reasons_hold_against_the_committed_results():
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     for line in coverage.summary(cov):
         assert line in readme, "rerun `python -m mutants.table`"
+
+
+def test_tests_today_replaces_only_the_tests_columns_and_decides_a_tests_only_mutant(
+    tmp_path, monkeypatch
+):
+    results = tmp_path / "results.csv"
+    base = {c: "" for c in run.COLUMNS}
+    rows = [
+        base | {"mutant": "warmup_never_caps", "decision": "caught-by-ledger", "fingerprint": "a"},
+        base | {"mutant": "learned_pe_frozen", "decision": "survivor", "tests_failed": "False"},
+    ]
+    run.write_results(rows, results)
+    monkeypatch.setattr(run, "copy_repository", lambda dest, root=run.ROOT: dest)
+    monkeypatch.setattr(run, "apply", lambda mutant, folder: folder)
+    monkeypatch.setattr(run, "run_tests", lambda folder, mutant, cores: (True, "FAILED t::x"))
+    monkeypatch.setattr(run, "code_fingerprint", lambda root=run.ROOT: "today")
+    chosen = select(["warmup_never_caps", "learned_pe_frozen"])
+    new = {r["mutant"]: r for r in run.tests_today(chosen, tmp_path, 1, results)}
+    assert new["warmup_never_caps"]["decision"] == "caught-by-ledger"  # the ledger's, kept
+    assert new["warmup_never_caps"]["fingerprint"] == "a"
+    assert new["learned_pe_frozen"]["decision"] == "caught-by-tests"
+    assert all(r["tests_fingerprint"] == "today" and r["tests_failed"] for r in new.values())
+    with pytest.raises(ValueError, match="no row"):
+        run.tests_today(select(["tiled_no_rescale"]), tmp_path, 1, results)
