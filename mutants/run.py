@@ -364,23 +364,29 @@ class Judgement:
 
 
 def counted_flips(control_dir: Path, other: Path) -> tuple[list[str], list[str]]:
-    """The counted claims whose status differs, and the cells `diff` flags, of two builds."""
+    """The counted claims whose status differs, and what else `diff` fails on: the cells it
+    flags, and the claims whose printed value differs where their class is judged by it
+    (exact, reconstructed, echo, beyond: e.g. a chance level measured on another test set),
+    written "claim C037"."""
     from lecture17.reporting import diff, ledger
     from lecture17.reporting.report import load_views
 
     entries = ledger.load_ledger(control_dir / "report" / "ledger")
     a, b = diff.load_build(control_dir), diff.load_build(other)
     cells = diff.compare_cells(a, b, diff.print_formats(load_views(control_dir / "report/views")))
-    flips = [
-        oa.entry["id"]
-        for oa, ob in zip(
-            ledger.evaluate_all(entries, a.tables, a.demos),
-            ledger.evaluate_all(entries, b.tables, b.demos),
-            strict=True,
-        )
-        if oa.entry["class"] in ledger.COUNTED and oa.status != ob.status
-    ]
-    return flips, sorted(" · ".join(map(str, key)) for key in cells.bad)
+    flips, claims = [], []
+    pairs = zip(
+        ledger.evaluate_all(entries, a.tables, a.demos),
+        ledger.evaluate_all(entries, b.tables, b.demos),
+        strict=True,
+    )
+    for oa, ob in pairs:
+        if oa.entry["class"] in ledger.COUNTED and oa.status != ob.status:
+            flips.append(oa.entry["id"])
+        elif diff.compare_claim(oa, ob, cells, a.trained | b.trained)[0] == "differs":
+            claims.append(f"claim {oa.entry['id']}")
+    bad = sorted(" · ".join(map(str, key)) for key in cells.bad)
+    return flips, bad + claims
 
 
 def run_diff(control_dir: Path, other: Path) -> tuple[int, str]:
