@@ -132,7 +132,7 @@ def ex9b_clearly_larger(v) -> Finding:
     most seeds do (95 % interval above 1/2)."""
     drop_256 = v["scaled_256"] - v["unscaled_256"]
     drop_64 = v["scaled_64"] - v["unscaled_64"]
-    if not (len(drop_256) == len(drop_64)):
+    if len(drop_256) != len(drop_64):
         raise ValueError(f"seeds do not pair: {len(drop_256)} at d_k = 256, {len(drop_64)} at 16")
     shows = (drop_256 >= 0.05) & (drop_256 > drop_64)
     ok, text = decide(int(shows.sum()), len(shows))
