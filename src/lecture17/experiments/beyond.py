@@ -351,8 +351,6 @@ def gpu_step_time(
 # -------------------------------------------------------------------------------------------
 # 06.4 gradients at initialisation, layer by layer: Post-LN vs Pre-LN (§7.5, Xiong et al. 2020)
 
-PLACEMENTS = {"post_ln": False, "pre_ln": True}  # placement -> norm_first
-
 
 def _layer_gradient_norms(model, task, batch) -> list[float]:
     """‖∂loss/∂θ‖₂ over all parameters of each encoder layer (its attention, FFN and norms),
@@ -384,7 +382,7 @@ def layer_gradients(
     import torch
 
     from lecture17 import training
-    from lecture17.experiments.layers import _classifier_builder
+    from lecture17.experiments.layers import PLACEMENTS, _classifier_builder
 
     task = training.InplaceReversalTask(length)
     records = []
@@ -413,9 +411,10 @@ def mirror_map(length: int, d_model: int) -> np.ndarray:
     """R with PE(L − 1 − t) = PE(t) @ R for every position t (§9.6, as M_k of §6.3 for a
     shift): pair by pair, with a = ω(L − 1), the angle-difference formulas give
     [sin ω(L−1−t), cos ω(L−1−t)] = [sin ωt, cos ωt] @ [[−cos a, sin a], [sin a, cos a]].
-    ω is read off the encoding itself (its pair i turns by ω_i per position). (d, d) float64."""
-    pe = positional_encoding(2, d_model)  # (2, d_model)
-    a = (length - 1) * np.arctan2(pe[1, 0::2], pe[1, 1::2])  # (d_model/2,)
+    ω is read off the encoding itself, as 03.1 reads it. (d, d) float64."""
+    from lecture17.experiments.positional_encoding import _pair_frequencies
+
+    a = (length - 1) * _pair_frequencies(positional_encoding(2, d_model))  # (d_model/2,)
     even = np.arange(0, d_model, 2)
     R = np.zeros((d_model, d_model))
     R[even, even], R[even, even + 1] = -np.cos(a), np.sin(a)
