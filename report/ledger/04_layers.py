@@ -76,6 +76,46 @@ def l17_06_2a_uncached_is_sum_t(v) -> Finding:
 
 
 # -----------------------------------------------------------------------------
+# §8.4 beyond the lecture: beam search and exposure bias (06.6), rates over the cells
+# (model × L × seed: `stat: seeds` gives every row's seeds, row after row, in the same order)
+
+
+def _most_cells(higher, lower, what: str) -> Finding:
+    """Of the cells where the two differ, does `higher` win most (95 % interval above 1/2)?"""
+    higher, lower = np.asarray(higher, dtype=float), np.asarray(lower, dtype=float)
+    differ = higher != lower
+    k, n = int(np.sum(higher[differ] > lower[differ])), int(np.sum(differ))
+    if n == 0:
+        return Finding(None, f"没有一格两者不同 no cell where they differ（{len(higher)} 格 cells）")
+    ok, text = decide(k, n)
+    return Finding(ok, f"{what}：{text}（{len(higher)} 格里 {n} 格两者不同 of the cells differ）")
+
+
+@check
+def l17_06_6b_beam_beats_greedy(v) -> Finding:
+    """A cell shows it when width 4's sequence accuracy is above greedy's; cells where they are
+    equal are left out; holds when most of the rest do."""
+    return _most_cells(v["beam"], v["greedy"], "宽度 4 比贪心高的格 cells where width 4 is higher")
+
+
+@check
+def l17_06_6c_worse_after_own_error(v) -> Finding:
+    """A cell (one that went wrong free-running) shows it when, after each sequence's first
+    error, teacher forcing is right more often than free-running on the same positions."""
+    return _most_cells(
+        v["forced"], v["free"], "出错之后 teacher forcing 更准的格 cells worse after an own error"
+    )
+
+
+@check
+def l17_06_6d_teacher_forcing_overstates(v) -> Finding:
+    """A cell shows it when the teacher-forced symbol accuracy is above the free-running one."""
+    return _most_cells(
+        v["forced"], v["free"], "teacher forcing 更高的格 cells where teacher forcing is higher"
+    )
+
+
+# -----------------------------------------------------------------------------
 # values under which a claim holds and fails, where the reference build's own cannot show both
 
 _CLIMBS = [0.06, 0.19, 0.23, 0.33, 0.65, 0.99, 1.0, 1.0]  # a warmup run that learns
@@ -113,6 +153,20 @@ def b75b_pre_ln_more_even(v) -> Finding:
 
 
 EXAMPLES = {
+    "L17-06.6b": {  # 9 cells: the beam higher where they differ, or lower
+        "holds": {"beam": [0.72, 0.0, 1.0, 0.91, 0.55, 0.3, 0.8, 0.62, 0.4],
+                  "greedy": [0.70, 0.0, 1.0, 0.90, 0.50, 0.2, 0.7, 0.60, 0.3]},
+        "fails": {"beam": [0.70, 0.0, 1.0, 0.89, 0.50, 0.2, 0.7, 0.58, 0.3],
+                  "greedy": [0.72, 0.0, 1.0, 0.91, 0.55, 0.3, 0.8, 0.62, 0.4]},
+    },
+    "L17-06.6c": {
+        "holds": {"free": [0.2, 0.15, 0.24, 0.3, 0.1, 0.2], "forced": [0.98, 0.99, 0.6, 0.7, 0.9, 0.8]},
+        "fails": {"free": [0.98, 0.99, 0.6, 0.7, 0.9, 0.8], "forced": [0.2, 0.15, 0.24, 0.3, 0.1, 0.2]},
+    },
+    "L17-06.6d": {
+        "holds": {"forced": [1.0, 0.99, 0.66, 0.43, 0.9, 0.8], "free": [1.0, 0.97, 0.4, 0.2, 0.7, 0.6]},
+        "fails": {"forced": [1.0, 0.97, 0.4, 0.2, 0.7, 0.6], "free": [1.0, 0.99, 0.66, 0.43, 0.9, 0.8]},
+    },
     "L17-B7.5a": {  # ten seeds: top-heavy Post-LN gradients, or even ones
         "holds": {"ratio": [1.8, 2.1, 1.5, 1.9, 2.4, 1.7, 1.6, 2.0, 2.2, 1.9]},
         "fails": {"ratio": [0.9, 1.0, 0.95, 0.99, 1.02, 0.97, 0.93, 0.98, 0.96, 0.94]},

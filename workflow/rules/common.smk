@@ -88,6 +88,35 @@ def grid_json(wildcards):
     return json.dumps(point)
 
 
+def read_models(wildcards):
+    """A reading demo's input (registry `reads_models`): the models the demo it reads kept for
+    the same grid point and seed (results/05.1/<setting>/seed<s>.models.pt for 06.6)."""
+    source = DEMOS[wildcards.demo].reads_models
+    return f"results/{source}/{wildcards.setting}/seed{wildcards.seed}.models.pt"
+
+
+# A reading demo's every job must have its model: its grid points and seeds among those of the
+# demo it reads, with the same sizes and training (else the job would refuse the kept model).
+for _demo, _spec in config["demos"].items():
+    if _source := DEMOS[_demo].reads_models:
+        _read = config["demos"].get(_source)
+        if _read is None:
+            raise WorkflowError(f"demo {_demo} reads the models of {_source}, not configured")
+        _have = {(json.dumps(p, sort_keys=True), s) for _, p, s in jobs(_source, _read)}
+        _missing = [
+            (p, s) for _, p, s in jobs(_demo, _spec) if (json.dumps(p, sort_keys=True), s) not in _have
+        ]
+        _differ = [
+            k for k in ("sizes", "train") if _spec["settings"].get(k) != _read["settings"].get(k)
+        ]
+        if _missing or _differ:
+            raise WorkflowError(
+                f"demo {_demo} reads {_source}'s models: "
+                + (f"jobs {_missing} have none; " if _missing else "")
+                + (f"its {_differ} differ from {_source}'s" if _differ else "")
+            )
+
+
 def run_csvs(demo):
     """The run CSVs a demo's table is aggregated from (see pipeline.job.jobs)."""
     return [path for path, _, _ in jobs(demo, config["demos"][demo])]

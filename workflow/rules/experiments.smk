@@ -46,15 +46,23 @@ for _rule, _demos in EXPERIMENT_RULES.items():
     if _demos[0].kind == "analytic":
         continue
 
-    # training (and GPU) demos: one job per (grid point, seed), each with its own CSV and log
+    # training (and GPU) demos: one job per (grid point, seed), each with its own CSV and log;
+    # a demo that keeps its models (05.1) also writes them, one that reads them (06.6) reads
+    # those of the same grid point and seed
     rule:
         name:
             _rule
         input:
             code=job_code(_demos[0].module),
+            **({"models": read_models} if _demos[0].reads_models else {}),
         output:
             csv="results/{demo}/{setting}/seed{seed}.csv",
             timing="results/{demo}/{setting}/seed{seed}.timing.csv",
+            **(
+                {"models": "results/{demo}/{setting}/seed{seed}.models.pt"}
+                if _demos[0].keeps_models
+                else {}
+            ),
         log:
             "logs/{demo}/{setting}/seed{seed}.log",
         benchmark:
@@ -74,7 +82,9 @@ for _rule, _demos in EXPERIMENT_RULES.items():
             registry=registry_entry,
         shell:
             "python -m lecture17.pipeline.job {wildcards.demo} --seed {wildcards.seed} "
-            "--settings {params.settings:q} --grid {params.grid:q} --out {output.csv} 2> {log}"
+            "--settings {params.settings:q} --grid {params.grid:q} --out {output.csv} "
+            + ("--models {input.models} " if _demos[0].reads_models else "")
+            + "2> {log}"
 
 
 # The recorded demos (07.x, 08.x): `snakemake robustness` (make robustness) runs their jobs

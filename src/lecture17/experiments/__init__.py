@@ -43,6 +43,10 @@ class Demo:
     not a timing but not a pure function of the code either (06.1's `peak_mb` counts the
     interpreter's own small allocations beside numpy's arrays: a few hundred bytes that move
     with what else the process ran); `diff` compares it within the tolerance, not by digits.
+    keeps_models: its jobs write the models they train (`kept_models.keep`) to
+    `<out stem>.models.pt` beside their CSV, for a demo that reads them (05.1, read by 06.6).
+    reads_models: the demo whose kept models this one reads, job by job (the same grid point
+    and seed): its function takes them as `trained` (None: it trains them again, the same way).
     alone: a timing is what the demo is for (01.5, 05.4, 06.1, 06.2): its jobs take every core
     of the build (Snakemake `threads`; each still computes on one thread), so no other job
     shares the machine while it is timed. A training demo that also records its step time
@@ -60,6 +64,8 @@ class Demo:
     reads: str = ""  # a view's demo: whose table it shows
     extends: str = ""  # a recorded demo's lecture demo
     alone: bool = False  # a timing is its purpose: its job runs with no other job beside it
+    keeps_models: bool = False  # its jobs write <out stem>.models.pt (kept_models)
+    reads_models: str = ""  # the demo whose kept models it reads, job by job
 
     def __post_init__(self):
         if self.kind not in KINDS:
@@ -163,8 +169,8 @@ _REGISTRY = [
         "§9.2",
         "结果",
         kind="training",
-        rule="transformer_vs_rnn",
         timings=("ms_per_step", "ms_train_total"),
+        keeps_models=True,  # read by 06.6 (its own rule: 05.3 and 05.4 keep none)
     ),
     Demo("05.2", "", "§9.3", "按位置", kind="view", reads="05.1"),
     Demo(
@@ -222,6 +228,14 @@ _REGISTRY = [
     ),
     Demo("06.4", "beyond.layer_gradients", "§7.5", "初始化时每层的梯度 Post-LN vs Pre-LN"),
     Demo("06.5", "beyond.hand_built_reversal", "§9.6", "手搭一层注意力反转 reversal by hand"),
+    Demo(
+        "06.6",
+        "beyond.beam_search_study",
+        "§8.4",
+        "beam search 与 exposure bias",
+        kind="training",
+        reads_models="05.1",
+    ),
     # 07 robustness seeds and readings, 08 the exercises' runs: recorded (`make robustness`,
     # report/measured/), seeds disjoint from the protocol's, every list fixed in the config
     Demo(
@@ -335,6 +349,12 @@ if len(DEMOS) != len(_REGISTRY) or list(DEMOS) != sorted(DEMOS):
     raise ValueError("each demo is registered once, in id order")
 if unknown := [d.id for d in _REGISTRY if d.reads and d.reads not in DEMOS]:
     raise ValueError(f"views of {unknown} read a demo that is not registered")
+if unkept := [
+    d.id
+    for d in _REGISTRY
+    if d.reads_models and not getattr(DEMOS.get(d.reads_models), "keeps_models", False)
+]:
+    raise ValueError(f"{unkept} read the models of a demo that keeps none (keeps_models)")
 
 
 def runnable() -> dict[str, Demo]:
@@ -350,6 +370,8 @@ def rules(demos=None) -> dict[str, list[Demo]]:
     for demo in runnable().values() if demos is None else demos:
         grouped.setdefault(demo.rule, []).append(demo)
     for name, demos in grouped.items():
-        if len({(d.module, d.kind) for d in demos}) != 1:
-            raise ValueError(f"rule {name}: its demos mix modules or kinds: {demos}")
+        if len({(d.module, d.kind, d.keeps_models, d.reads_models) for d in demos}) != 1:
+            raise ValueError(
+                f"rule {name}: its demos mix modules, kinds, or kept / read models: {demos}"
+            )
     return grouped

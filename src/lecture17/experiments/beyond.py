@@ -31,6 +31,7 @@ from lecture17.attention_numpy import (
 )
 from lecture17.experiments.tidy import row, rows, tidy
 from lecture17.experiments.timing import interleaved_ms, median_ms
+from lecture17.experiments.train_settings import TrainSettings
 
 # -------------------------------------------------------------------------------------------
 # helpers
@@ -485,3 +486,115 @@ def hand_built_reversal(
                 mirror = weights[:, np.arange(L), np.arange(L)[::-1]]  # (n, L)
                 records.append(row("min_mirror_weight", mirror.min(), **cell))
     return tidy(records, ["built_for", "length"])
+
+
+# -------------------------------------------------------------------------------------------
+# 06.6 §8.4 beam search on 05.1's trained models, and exposure bias as a number
+
+
+def _beam_rows(net, src, tgt_out, widths: list[int]) -> list[dict]:
+    """Per width: accuracies, and every wrong answer a search error (the right answer scores
+    higher than what the search returned) or a model error (it scores no higher); 1-based."""
+    from lecture17 import tiny_transformer as tt
+    from lecture17.training import BOS
+
+    n = tgt_out.shape[1]  # L + 1: the known length, EOS included (no early stop)
+    right_score = tt.sequence_log_prob(net, src, tgt_out, bos_id=BOS)  # (b,)
+    greedy = net.greedy_decode(src, n, bos_id=BOS)
+    records, previous = [], None
+    for width in widths:
+        tokens, _ = tt.beam_search(net, src, width, n, bos_id=BOS)
+        score = tt.sequence_log_prob(net, src, tokens, bos_id=BOS)  # as right_score is scored
+        correct = tokens == tgt_out  # (b, L + 1)
+        wrong = ~correct.all(dim=1)
+        search = wrong & (right_score > score)
+        found = {
+            "sequence_accuracy": (~wrong).double().mean().item(),
+            "symbol_accuracy": correct[:, :-1].double().mean().item(),
+            "search_errors": search.double().mean().item(),
+            "model_errors": (wrong & ~search).double().mean().item(),
+            "mean_log_prob": score.double().mean().item(),
+        }
+        if width == 1:  # beam_search at width 1 against greedy_decode: the same tokens
+            found["greedy_mismatch"] = (tokens != greedy).any(dim=1).double().mean().item()
+        if previous is not None:  # a wider beam is not guaranteed a higher score
+            found["lower_than_narrower"] = (score < previous).double().mean().item()
+        records += rows(found, width=width)
+        previous = score
+    if isinstance(net, tt.Transformer):  # the widest beam without the KV cache: same tokens
+        uncached = tt.beam_search(net, src, widths[-1], n, bos_id=BOS, use_cache=False)[0]
+        mismatch = (uncached != tokens).any(dim=1).double().mean().item()
+        records.append(row("cache_mismatch", mismatch, width=widths[-1]))
+    return records
+
+
+def _exposure_rows(net, src, tgt_in, tgt_out) -> list[dict]:
+    """§8.4 exposure bias: the same outputs scored teacher-forced (the right prefix in) and
+    free-running (greedy: the model's own prefix in), per 1-based output position t = 1..L and
+    overall; and on the positions after a sequence's first free-running error, both again."""
+    import torch
+
+    from lecture17.training import BOS
+
+    free = net.greedy_decode(src, tgt_out.shape[1], bos_id=BOS) == tgt_out  # (b, L + 1)
+    forced = net(src, tgt_in).argmax(-1) == tgt_out
+    free, forced = free[:, :-1], forced[:, :-1]  # the L symbols (EOS apart, as 05.2)
+    records = []
+    for name, correct in (("teacher_forced", forced), ("free_running", free)):
+        records.append(row(f"{name}_symbol_accuracy", correct.double().mean().item()))
+        per_position = correct.double().mean(dim=0).tolist()
+        records += [
+            row(f"{name}_position_accuracy", acc, position=t)
+            for t, acc in enumerate(per_position, start=1)
+        ]
+    # after the first error: every later position of a sequence that went wrong once
+    first = (~free).int().argmax(dim=1)  # (b,): the first wrong position (0 if none)
+    went_wrong = ~free.all(dim=1)  # (b,)
+    later = (torch.arange(free.shape[1]) > first[:, None]) & went_wrong[:, None]  # (b, L)
+    records.append(row("positions_after_first_error", later.double().sum().item()))
+    if later.any():
+        records.append(row("free_running_after_first_error", free[later].double().mean().item()))
+        records.append(
+            row("teacher_forced_after_first_error", forced[later].double().mean().item())
+        )
+    return records
+
+
+def beam_search_study(
+    *,
+    model: str,
+    seq_len: int,
+    sizes: dict,
+    train: TrainSettings,
+    widths: list[int],
+    device: str,
+    seed: int,
+    trained,
+) -> pd.DataFrame:
+    """§8.4 "（或用第 16 讲的 beam search）" and "这叫 exposure bias", on 05.1's trained model of
+    this grid point and seed (`trained`: the models its job kept; None: trained again, the same
+    way), scored on 05.1's test set (train.n_test sequences, training.evaluation_set).
+
+    Rows: per `width` (the first is 1: greedy) sequence_accuracy, symbol_accuracy,
+    search_errors and model_errors (fractions of the test set; they add up to 1 −
+    sequence_accuracy), mean_log_prob of what the search returned; greedy_mismatch (width 1
+    against greedy_decode: 0), lower_than_narrower (the share of sources a wider beam scores
+    below the previous width), cache_mismatch (Transformer: the widest beam with and without
+    the KV cache: 0). Exposure bias: teacher_forced_* and free_running_* symbol accuracy,
+    overall and per `position`; positions_after_first_error and both accuracies on them.
+    """
+    from lecture17.experiments.transformer_vs_rnn import _check, trained_model
+    from lecture17.training import ReversalTask, evaluation_set, single_thread
+
+    _check(model=model, seq_len=seq_len, sizes=sizes, device=device)
+    if not widths or widths[0] != 1 or widths != sorted(set(widths)):
+        raise ValueError(f"widths must start at 1 (greedy) and increase, got {widths}")
+    import torch
+
+    net = trained_model(
+        trained, model=model, seq_len=seq_len, sizes=sizes, train=train, device=device, seed=seed
+    )
+    src, tgt_in, tgt_out = evaluation_set(ReversalTask(seq_len), seed, train.n_test)
+    with single_thread(), torch.no_grad():  # read on the CPU, whatever trained the model
+        records = _beam_rows(net, src, tgt_out, widths) + _exposure_rows(net, src, tgt_in, tgt_out)
+    return tidy(records, ["width", "position"])

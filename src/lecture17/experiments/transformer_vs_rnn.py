@@ -27,9 +27,12 @@ run trains on the same data from the same initialisation (its float results may 
 in the last bits: other kernels). Timings on cuda synchronise before the clock stops.
 """
 
+import dataclasses
+
 import numpy as np
 import pandas as pd
 
+from lecture17.experiments.kept_models import keep, the_one
 from lecture17.experiments.tidy import row, rows, tidy
 from lecture17.experiments.timing import timed
 from lecture17.experiments.train_settings import TrainSettings
@@ -92,6 +95,30 @@ def train_reversal(*, model: str, seq_len: int, sizes: dict, train: TrainSetting
 
     result, seconds = timed(run, device=device)  # evaluation included
     return result, 1e3 * seconds
+
+
+def model_description(model: str, seq_len: int, sizes: dict, train: TrainSettings, seed: int):
+    """How a kept model was trained (kept_models): what a demo reading it checks first."""
+    return {
+        "model": model,
+        "seq_len": seq_len,
+        "sizes": sizes[model],
+        "train": dataclasses.asdict(train),
+        "seed": seed,
+    }
+
+
+def trained_model(trained, *, model: str, seq_len: int, sizes: dict, train, device, seed):
+    """05.1's model for these settings: rebuilt from its kept weights (`trained`, the list a
+    05.1 job kept), or, with trained=None, trained again (the same settings and seed)."""
+    if trained is None:
+        return train_reversal(
+            model=model, seq_len=seq_len, sizes=sizes, train=train, device=device, seed=seed
+        )[0].model.cpu()
+    kept = the_one(trained, **model_description(model, seq_len, sizes, train, seed))
+    net = builder(model, sizes)()
+    net.load_state_dict(kept["state_dict"])
+    return net.eval()
 
 
 # -------------------------------------------------------------------------------------------
@@ -159,6 +186,7 @@ def reversal_comparison(
     result, ms_total = train_reversal(
         model=model, seq_len=seq_len, sizes=sizes, train=train, device=device, seed=seed
     )
+    keep(result.model, **model_description(model, seq_len, sizes, train, seed))  # for 06.6
     records = rows(structure(result.model))
     records += accuracy_records(result.final, seq_len)
     records += rows({"ms_per_step": result.ms_per_step, "ms_train_total": ms_total})

@@ -43,8 +43,10 @@ def write_csv(table: pd.DataFrame, out: Path) -> None:
     write_csvs({out: table})
 
 
-def write_csvs(tables: dict[Path, pd.DataFrame]) -> None:
+def write_csvs(tables: dict) -> None:
     """Write every table to its temporary file, then rename them all, in the dict's order.
+    A value may also be a function that writes its output to the path it is given (a job's
+    kept models, experiments/kept_models.py).
 
     Until the renames a job has none of its outputs, so a job killed before them is simply run
     again; an output of a job that Snakemake saw start and never finish would instead stop the
@@ -57,7 +59,10 @@ def write_csvs(tables: dict[Path, pd.DataFrame]) -> None:
             tmp = temporary_path(out)  # a stale one (a SIGKILLed job's) is overwritten
             renames[tmp] = out  # before the write: a half-written one is removed too
             out.parent.mkdir(parents=True, exist_ok=True)
-            table.to_csv(tmp, index=False, float_format=FLOAT_FORMAT, lineterminator="\n")
+            if callable(table):  # another kind of output (kept models): a writer of a path
+                table(tmp)
+            else:
+                table.to_csv(tmp, index=False, float_format=FLOAT_FORMAT, lineterminator="\n")
         for tmp, out in renames.items():
             os.replace(tmp, out)  # atomic: `out` is the old file or the whole new one
     except BaseException:  # KeyboardInterrupt and SystemExit (SIGTERM) too
@@ -92,8 +97,9 @@ def timing_path(path: Path) -> Path:
     return path.with_name(f"{path.stem}.timing.csv")
 
 
-def write_with_timing(table: pd.DataFrame, out: Path, timings) -> None:
+def write_with_timing(table: pd.DataFrame, out: Path, timings, extra=None) -> None:
     """The reproducible rows to `out`, the rows of the quantities in `timings` (declared by the
-    demo's registry entry; maybe none: header only) to `<out stem>.timing.csv` beside it."""
+    demo's registry entry; maybe none: header only) to `<out stem>.timing.csv` beside it;
+    `extra` ({path: writer}) first, so `out` is always renamed last."""
     stable, timing = split_timing(table, timings)
-    write_csvs({timing_path(out): timing, out: stable})
+    write_csvs({**(extra or {}), timing_path(out): timing, out: stable})

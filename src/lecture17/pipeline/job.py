@@ -33,7 +33,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from lecture17.experiments import DEMOS
+from lecture17.experiments import DEMOS, kept_models
 from lecture17.pipeline.csvio import exit_on_sigterm, write_with_timing
 
 
@@ -47,9 +47,13 @@ def load_demo(demo: str):
     )
 
 
+# arguments a job passes that no config gives: the seed, and a reading demo's kept models
+NOT_SETTINGS = ("seed", "trained")
+
+
 def check_settings(fn, settings: dict) -> None:
     """Unknown or missing settings are a config error: say which, before any work is done."""
-    expected = sorted(name for name in inspect.signature(fn).parameters if name != "seed")
+    expected = sorted(name for name in inspect.signature(fn).parameters if name not in NOT_SETTINGS)
     found = {
         "unknown settings": sorted(set(settings) - set(expected)),
         "missing settings": sorted(set(expected) - set(settings)),
@@ -178,12 +182,21 @@ def jobs(demo: str, spec: dict, root: str = "results") -> list[tuple[str, dict, 
     ]
 
 
-def run_demo(demo: str, settings: dict, seed: int, grid_point: dict | None = None) -> pd.DataFrame:
-    """One run. `grid_point` (training demos) adds settings that also label the rows."""
+def run_demo(
+    demo: str, settings: dict, seed: int, grid_point: dict | None = None, models: Path | None = None
+) -> pd.DataFrame:
+    """One run. `grid_point` (training demos) adds settings that also label the rows. A demo
+    that reads kept models (registry `reads_models`) gets those of `models` as `trained`; with
+    no file it trains them again (the same settings and seed: the same models)."""
     grid_point = grid_point or {}
     fn = load_demo(demo)
     check_settings(fn, {**settings, **grid_point})
-    table = fn(**as_arguments(fn, {**settings, **grid_point}), seed=seed)
+    arguments = as_arguments(fn, {**settings, **grid_point})
+    if DEMOS[demo].reads_models:
+        arguments["trained"] = kept_models.load(models) if models else None
+    elif models:
+        raise ValueError(f"demo {demo} reads no kept models; got {models}")
+    table = fn(**arguments, seed=seed)
     if not {"quantity", "value"} <= set(table.columns):
         raise ValueError(
             f"demo {demo} returned columns {list(table.columns)}; needs 'quantity' and 'value'"
@@ -200,10 +213,23 @@ def run_demo(demo: str, settings: dict, seed: int, grid_point: dict | None = Non
     return table
 
 
-def run_job(demo: str, settings: dict, seed: int, grid_point: dict, out: Path) -> pd.DataFrame:
-    """One job: run the demo and write its CSV, the declared timings to `<out>.timing.csv`."""
-    table = run_demo(demo, settings, seed, grid_point)
-    write_with_timing(table, out, DEMOS[demo].timings)
+def run_job(
+    demo: str, settings: dict, seed: int, grid_point: dict, out: Path, models: Path | None = None
+) -> pd.DataFrame:
+    """One job: run the demo and write its CSV, the declared timings to `<out>.timing.csv`, and
+    for a demo that keeps its models, what it kept to `<out stem>.models.pt` (kept_models)."""
+    if not DEMOS[demo].keeps_models:
+        table = run_demo(demo, settings, seed, grid_point, models)
+        write_with_timing(table, out, DEMOS[demo].timings)
+        return table
+    with kept_models.keeping() as kept:
+        table = run_demo(demo, settings, seed, grid_point, models)
+    if not kept:
+        raise ValueError(f"demo {demo} is registered with keeps_models but kept no model")
+    path = kept_models.models_path(out)
+    write_with_timing(
+        table, out, DEMOS[demo].timings, {path: lambda tmp: kept_models.save(kept, tmp)}
+    )
     return table
 
 
@@ -216,10 +242,11 @@ def main(argv=None) -> int:
     parser.add_argument("--settings", default="{}", help="JSON object of the demo's settings")
     parser.add_argument("--grid", default="{}", help="JSON object: this job's point of the grid")
     parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--models", type=Path, help="the kept models a reading demo reads")
     args = parser.parse_args(argv)
     exit_on_sigterm()  # a stopped build: remove the temporary CSVs on the way out (csvio)
     settings, grid_point = json.loads(args.settings), json.loads(args.grid)
-    table = run_job(args.demo, settings, args.seed, grid_point, args.out)
+    table = run_job(args.demo, settings, args.seed, grid_point, args.out, args.models)
     print(
         f"演示 {args.demo} · seed {args.seed}: {len(table)} 行 rows → {args.out}", file=sys.stderr
     )
