@@ -67,9 +67,11 @@ def test_rules_group_one_module_and_kind_and_keep_their_names():
         "pe_ablation": ["03.5"],
         "layers": ["04.1", "04.2", "04.4", "04.5", "04.6"],
         "post_vs_pre_ln": ["04.3"],
-        "transformer_vs_rnn": ["05.1", "05.3", "05.4"],
+        "reversal_comparison": ["05.1"],  # it keeps its models (read by 06.6): its own rule
+        "transformer_vs_rnn": ["05.3", "05.4"],
         "beyond": ["06.1", "06.2", "06.4", "06.5"],
         "gpu_step_time": ["06.3"],
+        "beam_search_study": ["06.6"],
         "robustness_lookup": ["07.1", "07.2"],
         "robustness_pe": ["07.3"],
         "robustness_layers": ["07.4"],

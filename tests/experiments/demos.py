@@ -59,6 +59,8 @@ def kwargs(
     point = grid_points(demo)[0] if point is None else point
     values = {**spec(demo)["settings"], **point, "device": device, **overrides}
     arguments = as_arguments(load_demo(demo), values)
+    if DEMOS[demo].reads_models:  # no kept models: the demo trains them again (pipeline.job)
+        arguments["trained"] = None
     if train:
         arguments["train"] = dataclasses.replace(arguments["train"], **train)
     return arguments

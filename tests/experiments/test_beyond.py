@@ -8,6 +8,7 @@ exists. The report's and the ledger's handling of 06.3 are tested in tests/repor
 """
 
 import numpy as np
+import pandas as pd
 import pytest
 import torch
 from conftest import ATOL, requires_cuda, without_cuda
@@ -267,3 +268,108 @@ def test_hand_built_reversal_rows_and_a_layer_built_for_another_length():
     assert len(cells) == 4  # every (built for, tested at) pair
     mirror = df[df.quantity == "min_mirror_weight"]
     assert sorted(zip(mirror.built_for, mirror.length, strict=True)) == [(3, 3), (5, 5)]
+
+
+# -------------------------------------------------------------------------------------------
+# 06.6 beam search and exposure bias on 05.1's kept models (§8.4)
+
+
+def _kept_05_1(tmp_path, point):
+    """Run 05.1's job at the .test settings for one grid point: its CSV and its kept models."""
+    from demos import spec
+
+    from lecture17.experiments.kept_models import models_path
+    from lecture17.pipeline.job import run_job
+
+    out = tmp_path / "05.1" / "seed0.csv"
+    settings = {**spec("05.1")["settings"], "device": "cpu"}
+    run_job("05.1", settings, 0, point, out)
+    return out, models_path(out)
+
+
+def test_06_6_reads_05_1s_kept_model_and_gets_what_training_again_gives(tmp_path):
+    from demos import spec
+
+    from lecture17.pipeline.job import run_demo
+
+    point = {"model": "gru_attention", "seq_len": 32}
+    _, models = _kept_05_1(tmp_path, point)
+    settings = {**spec("06.6")["settings"], "device": "cpu"}
+    read = run_demo("06.6", settings, 0, point, models)
+    again = run_demo("06.6", settings, 0, point)  # no file: trained again, the same way
+    pd.testing.assert_frame_equal(read, again)
+
+
+def test_06_6_refuses_a_kept_model_trained_with_other_settings(tmp_path):
+    from demos import spec
+
+    from lecture17.pipeline.job import run_demo
+
+    point = {"model": "transformer", "seq_len": 32}
+    _, models = _kept_05_1(tmp_path, point)
+    settings = {**spec("06.6")["settings"], "device": "cpu"}
+    other = {**settings, "train": {**settings["train"], "steps": 11}}
+    with pytest.raises(ValueError, match="expected one kept model"):
+        run_demo("06.6", other, 0, point, models)
+    with pytest.raises(ValueError, match="expected one kept model"):
+        run_demo("06.6", settings, 1, point, models)  # another seed's model
+
+
+def test_06_6_rows_add_up_and_the_exact_checks_are_zero():
+    from demos import spec, tiny_run
+
+    table = tiny_run("06.6", 1)  # the transformer at the .test settings
+    widths = spec("06.6")["settings"]["widths"]
+
+    def one(quantity, **labels):
+        return float(select(table, quantity, **labels)["value"].iloc[0])
+
+    for width in widths:
+        wrong = 1 - one("sequence_accuracy", width=width)
+        errors = one("search_errors", width=width) + one("model_errors", width=width)
+        assert errors == pytest.approx(wrong, abs=1e-12)
+    assert one("greedy_mismatch", width=1) == 0
+    assert one("cache_mismatch", width=widths[-1]) == 0
+    L = 32
+    for name in ("teacher_forced", "free_running"):
+        per_position = select(table, f"{name}_position_accuracy")["value"]
+        assert len(per_position) == L
+        assert one(f"{name}_symbol_accuracy") == pytest.approx(per_position.mean(), abs=1e-12)
+
+
+def test_06_6_free_running_is_greedy_and_teacher_forcing_reads_the_right_prefix():
+    """The exposure rows from their definitions, on a stand-in model whose answers are known:
+    teacher-forced it is always right; free-running (its greedy_decode) it gets outputs 1 and
+    3 wrong of L = 3, so after the first error one of the two later positions is right."""
+    from lecture17.experiments.beyond import _exposure_rows
+
+    tgt_out = torch.tensor([[5, 4, 3, 2]])  # reversal of [3, 4, 5], then EOS
+
+    class StandIn(torch.nn.Module):
+        def forward(self, src, tgt_in):  # the right next token at every position
+            return torch.nn.functional.one_hot(tgt_out, 13).double()
+
+        def greedy_decode(self, src, max_len, bos_id=1):
+            return torch.tensor([[6, 4, 6, 2]])
+
+    src, tgt_in = torch.tensor([[3, 4, 5]]), torch.tensor([[1, 5, 4, 3]])
+    rows = {
+        (r["quantity"], r.get("position")): r["value"]
+        for r in _exposure_rows(StandIn(), src, tgt_in, tgt_out)
+    }
+    assert rows[("teacher_forced_symbol_accuracy", None)] == 1
+    assert rows[("free_running_symbol_accuracy", None)] == pytest.approx(1 / 3)
+    assert [rows[("free_running_position_accuracy", t)] for t in (1, 2, 3)] == [0, 1, 0]
+    assert rows[("positions_after_first_error", None)] == 2  # positions 2 and 3
+    assert rows[("free_running_after_first_error", None)] == 0.5
+    assert rows[("teacher_forced_after_first_error", None)] == 1
+
+
+@pytest.mark.parametrize("widths", [[2, 4], [1, 4, 2], [1, 1], []])
+def test_06_6_widths_must_start_at_greedy_and_increase(widths):
+    from demos import kwargs
+
+    from lecture17.experiments.beyond import beam_search_study
+
+    with pytest.raises(ValueError, match="widths must start at 1"):
+        beam_search_study(**kwargs("06.6", widths=widths), seed=0)

@@ -169,6 +169,7 @@ _REGISTRY = [
         "§9.2",
         "结果",
         kind="training",
+        rule="reversal_comparison",
         timings=("ms_per_step", "ms_train_total"),
         keeps_models=True,  # read by 06.6 (its own rule: 05.3 and 05.4 keep none)
     ),
@@ -234,6 +235,7 @@ _REGISTRY = [
         "§8.4",
         "beam search 与 exposure bias",
         kind="training",
+        rule="beam_search_study",
         reads_models="05.1",
     ),
     # 07 robustness seeds and readings, 08 the exercises' runs: recorded (`make robustness`,
