@@ -86,7 +86,9 @@ def _most_cells(higher, lower, what: str) -> Finding:
     differ = higher != lower
     k, n = int(np.sum(higher[differ] > lower[differ])), int(np.sum(differ))
     if n == 0:
-        return Finding(None, f"没有一格两者不同 no cell where they differ（{len(higher)} 格 cells）")
+        return Finding(
+            None, f"没有一格两者不同 no cell where they differ（{len(higher)} 格 cells）"
+        )
     ok, text = decide(k, n)
     return Finding(ok, f"{what}：{text}（{len(higher)} 格里 {n} 格两者不同 of the cells differ）")
 
@@ -154,18 +156,34 @@ def b75b_pre_ln_more_even(v) -> Finding:
 
 EXAMPLES = {
     "L17-06.6b": {  # 9 cells: the beam higher where they differ, or lower
-        "holds": {"beam": [0.72, 0.0, 1.0, 0.91, 0.55, 0.3, 0.8, 0.62, 0.4],
-                  "greedy": [0.70, 0.0, 1.0, 0.90, 0.50, 0.2, 0.7, 0.60, 0.3]},
-        "fails": {"beam": [0.70, 0.0, 1.0, 0.89, 0.50, 0.2, 0.7, 0.58, 0.3],
-                  "greedy": [0.72, 0.0, 1.0, 0.91, 0.55, 0.3, 0.8, 0.62, 0.4]},
+        "holds": {
+            "beam": [0.72, 0.0, 1.0, 0.91, 0.55, 0.3, 0.8, 0.62, 0.4],
+            "greedy": [0.70, 0.0, 1.0, 0.90, 0.50, 0.2, 0.7, 0.60, 0.3],
+        },
+        "fails": {
+            "beam": [0.70, 0.0, 1.0, 0.89, 0.50, 0.2, 0.7, 0.58, 0.3],
+            "greedy": [0.72, 0.0, 1.0, 0.91, 0.55, 0.3, 0.8, 0.62, 0.4],
+        },
     },
     "L17-06.6c": {
-        "holds": {"free": [0.2, 0.15, 0.24, 0.3, 0.1, 0.2], "forced": [0.98, 0.99, 0.6, 0.7, 0.9, 0.8]},
-        "fails": {"free": [0.98, 0.99, 0.6, 0.7, 0.9, 0.8], "forced": [0.2, 0.15, 0.24, 0.3, 0.1, 0.2]},
+        "holds": {
+            "free": [0.2, 0.15, 0.24, 0.3, 0.1, 0.2],
+            "forced": [0.98, 0.99, 0.6, 0.7, 0.9, 0.8],
+        },
+        "fails": {
+            "free": [0.98, 0.99, 0.6, 0.7, 0.9, 0.8],
+            "forced": [0.2, 0.15, 0.24, 0.3, 0.1, 0.2],
+        },
     },
     "L17-06.6d": {
-        "holds": {"forced": [1.0, 0.99, 0.66, 0.43, 0.9, 0.8], "free": [1.0, 0.97, 0.4, 0.2, 0.7, 0.6]},
-        "fails": {"forced": [1.0, 0.97, 0.4, 0.2, 0.7, 0.6], "free": [1.0, 0.99, 0.66, 0.43, 0.9, 0.8]},
+        "holds": {
+            "forced": [1.0, 0.99, 0.66, 0.43, 0.9, 0.8],
+            "free": [1.0, 0.97, 0.4, 0.2, 0.7, 0.6],
+        },
+        "fails": {
+            "forced": [1.0, 0.97, 0.4, 0.2, 0.7, 0.6],
+            "free": [1.0, 0.99, 0.66, 0.43, 0.9, 0.8],
+        },
     },
     "L17-B7.5a": {  # ten seeds: top-heavy Post-LN gradients, or even ones
         "holds": {"ratio": [1.8, 2.1, 1.5, 1.9, 2.4, 1.7, 1.6, 2.0, 2.2, 1.9]},

@@ -250,7 +250,42 @@ def c002_script_05_under_two_minutes(v) -> Finding:
 # values under which a claim holds and fails, where the reference build's own cannot show both
 # (the lecture's numbers where it gives them; the rest chosen to be consistent with them)
 
+
+@check
+def l17_05_3a_lower_triangular(v) -> Finding:
+    """The decoder self-attention maps, (head, query, key) in the table's order, of n = L + 1
+    decoder positions (BOS and the L outputs): every weight with key > query is exactly 0
+    (the largest over the seeds), and every row's mean weights sum to 1 (to 1e-6: float32
+    softmax rows averaged), so the zeros are the mask's, not an empty map."""
+    n = int(v.get("settings.seq_len")[0]) + 1
+    maps, means = v["maps"], v["means"]
+    if maps.size % (n * n) or maps.size == 0:
+        return Finding(False, f"{maps.size} 个权重不是 n × n = {n}×{n} 的整数倍 not whole maps")
+    heads = maps.size // (n * n)
+    future = np.triu(np.ones((n, n), dtype=bool), k=1)
+    worst = float(maps.reshape(heads, n, n)[:, future].max())
+    rows = means.reshape(heads, n, n).sum(axis=-1)
+    off = float(np.abs(rows - 1).max())
+    return Finding(
+        worst == 0 and off <= 1e-6,
+        f"{heads} 个头、{n}×{n}：未来位置上最大的权重 largest weight on a future key {worst:g}"
+        f"（{'=' if worst == 0 else '≠'} 0）；每行之和离 1 最远 rows sum to 1 within {off:.1e}",
+    )
+
+
 EXAMPLES = {
+    "L17-05.3a": {  # two heads, n = 3 (L = 2): lower-triangular, or one weight on the next key
+        "holds": {
+            "settings.seq_len": [2],
+            "maps": [1, 0, 0, 0.5, 0.5, 0, 0.2, 0.3, 0.5] * 2,
+            "means": [1, 0, 0, 0.5, 0.5, 0, 0.2, 0.3, 0.5] * 2,
+        },
+        "fails": {
+            "settings.seq_len": [2],
+            "maps": [0.9, 0.1, 0, 0.5, 0.5, 0, 0.2, 0.3, 0.5] * 2,
+            "means": [0.9, 0.1, 0, 0.5, 0.5, 0, 0.2, 0.3, 0.5] * 2,
+        },
+    },
     "C107": {  # "都是 0": no test sequence right at L = 16 and 32; and one right
         "holds": {"gru_16_32": [0.0, 0.0]},
         "fails": {"gru_16_32": [0.002, 0.0]},
