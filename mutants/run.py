@@ -299,24 +299,35 @@ def keep_unreached(folder: Path, mutant: Mutant, runs: list[str]) -> list[str]:
     os.utime(patched, (newest + 10, newest + 10))
     rerun = [run for run in runs if reaches(mutant, calls[run])]
     for run in set(runs) - set(rerun):
-        for path in job_files(run):
+        for path in built_job_files(run, folder):
             os.utime(folder / path, (newest + 20, newest + 20))
     return rerun
 
 
 def job_files(run: str) -> list[str]:
     """What Snakemake checks of a job's output: its CSV, timing CSV, benchmark file and log
-    (results/<demo>/…/seed<k>.csv, benchmarks/<rule>/<demo>/…/seed<k>.tsv, logs/<demo>/….log)."""
+    (results/<demo>/…/seed<k>.csv, benchmarks/<rule>/<demo>/…/seed<k>.tsv, logs/<demo>/….log),
+    and the kept models of a demo that keeps them (05.1: seed<k>.models.pt)."""
     from lecture17.experiments import DEMOS
 
     job = Path(run).relative_to("results").with_suffix("")  # <demo>/…/seed<k>
-    rule = DEMOS[job.parts[0]].rule
-    return [
+    demo = DEMOS[job.parts[0]]
+    files = [
         run,
         run.replace(".csv", ".timing.csv"),
-        f"benchmarks/{rule}/{job}.tsv",
+        f"benchmarks/{demo.rule}/{job}.tsv",
         f"logs/{job}.log",
     ]
+    return files + ([run.replace(".csv", ".models.pt")] if demo.keeps_models else [])
+
+
+def built_job_files(run: str, folder: Path) -> list[str]:
+    """job_files as the build in `folder` wrote them: a control built before a demo moved to a
+    rule of its own (05.1 did) has its benchmark under the old rule's name, and no kept models."""
+    job = Path(run).relative_to("results").with_suffix("")
+    files = [f for f in job_files(run) if not f.startswith("benchmarks/")]
+    files += [str(p.relative_to(folder)) for p in folder.glob(f"benchmarks/*/{job}.tsv")]
+    return [f for f in files if (folder / f).exists()]
 
 
 # -----------------------------------------------------------------------------
@@ -585,7 +596,8 @@ def read_noise(work: Path, overlay: Path) -> dict:
 
 def job_cpu(folder: Path, run_csv: str) -> float:
     """CPU seconds of one job of the control build (its Snakemake benchmark file)."""
-    with (folder / job_files(run_csv)[2]).open(encoding="utf-8") as f:
+    (bench,) = [f for f in built_job_files(run_csv, folder) if f.startswith("benchmarks/")]
+    with (folder / bench).open(encoding="utf-8") as f:
         return float(list(csv.DictReader(f, delimiter="\t"))[0]["cpu_time"])
 
 
