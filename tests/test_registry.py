@@ -86,8 +86,12 @@ def test_rules_group_one_module_and_kind_and_keep_their_names():
     }  # GPU: in the rule
     assert measured <= set(profile["set-resources"]), "run `make slurm-profile`"
     mixed = replace(DEMOS["02.3"], rule="scaling_multihead")
-    with pytest.raises(ValueError, match="mix modules or kinds"):
+    with pytest.raises(ValueError, match="mix modules, kinds"):
         rules([*runnable().values(), mixed])
+    # a demo that keeps its models writes an output its rule's other demos do not
+    keeping = replace(DEMOS["05.3"], keeps_models=True)
+    with pytest.raises(ValueError, match="kept / read models"):
+        rules([DEMOS["05.4"], keeping])
 
 
 def test_a_registry_entry_is_checked():

@@ -296,9 +296,10 @@ def test_another_cpu_changes_no_deterministic_number_and_diff_sees_no_difference
     # three seeds flag only changes far beyond the seed spread (README, "比较两份报告").
     changed = copy_repository(tmp_path / "changed")
     config = yaml.safe_load((changed / TEST_CONFIG).read_text())
-    config["demos"]["05.1"]["settings"]["sizes"]["transformer"]["d_ff"] *= 2
+    for demo in ("05.1", "06.6"):  # 06.6 reads 05.1's models: the same sizes (an anchor in
+        config["demos"][demo]["settings"]["sizes"]["transformer"]["d_ff"] *= 2  # config.yaml)
     (changed / TEST_CONFIG).write_text(yaml.safe_dump(config, sort_keys=False))
-    shutil.copytree(workdir / "results", changed / "results")  # only 05.1 reruns:
+    shutil.copytree(workdir / "results", changed / "results")  # only 05.1 (and 06.6) rerun:
     shutil.rmtree(changed / "results" / "05.1")  # (the copy has no .snakemake metadata)
     for table in (changed / "results" / "tables").glob("05.1.*"):
         table.unlink()

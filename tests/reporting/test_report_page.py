@@ -201,6 +201,28 @@ def test_a_takeaway_says_whether_our_run_supports_the_lecture_and_which_part():
     ) and "(1, 2" not in report_claims.takeaway(o)
 
 
+def test_a_short_tuple_in_a_takeaway_names_each_value():
+    values = {
+        "beam": {"quantity": "sequence_accuracy", "where": {"width": 4}},
+        "greedy": {"quantity": "sequence_accuracy", "where": {"width": 1}},
+    }
+    o = outcome("holds", **{"class": "beyond", "demo": "06.6", "values": values})
+    o.ours, o.numbers = "(0.743, 0.710)", {"beam": 0.743, "greedy": 0.710}
+    o.entry["show"], o.entry["fmt"] = ["beam", "greedy"], ".3f"
+    said = report_claims.takeaway(o)
+    assert "(0.743" not in said and "width 4" in said and "0.743、" in said and "width 1" in said
+    o.numbers["beam"] = [0.7, 0.8]  # a shown list: no name per value, the tuple as before
+    assert "(0.743, 0.710)" in report_claims.takeaway(o)
+
+
+def test_a_cells_seed_spread_is_for_the_audit_reading_only():
+    html = "<tr><td>GRU · 8</td><td>0.503 (0.490–0.514)</td><td>1.000</td></tr><p>L (8–32)</p>"
+    out = report_html.seed_spreads(html)
+    assert '<td>0.503<span class="spread"> (0.490–0.514)</span></td>' in out
+    assert "<p>L (8–32)</p>" in out  # outside a table cell: left alone
+    assert out.count("spread") == 1
+
+
 def test_claim_text_is_escaped_in_the_card():
     card = report_claims.claim_card(outcome("same", claim="max weight, s > t <b>"))
     assert "&lt;b&gt;" in card and "<b>" not in card

@@ -249,7 +249,24 @@ def study_ours(o) -> str:
         return ""
     n = len(o.ours.strip("()").split(", ")) if o.ours.startswith("(") else 1
     who = "我们（记录的种子）" if o.protocol is not None else "我们"
-    return f"{who} {o.ours}" if n <= 3 else f"{who}的 {n} 个值见审计读法"
+    if n == 1:
+        return f"{who} {o.ours}"
+    if n <= 3 and (named := _named_values(o)):
+        return f"{who} {named}"
+    return f"{who}的 {n} 个值见审计读法"
+
+
+def _named_values(o) -> str:
+    """A short tuple of shown values, each by its name in the views' words (Chinese part):
+    "整句（宽度 4，模型 GRU + 注意力，L 32）0.743、…"; "" where a shown value is a list."""
+    names = ledger_mod._show_names(o.entry)
+    if not names or any(not isinstance(o.numbers.get(n), float) for n in names):
+        return ""
+    labels = ledger_mod.value_labels(o.entry)
+    fmt = o.entry.get("fmt", ".3g")
+    return "、".join(
+        f"{chinese_part(labels[n])} {ledger_mod.fmt_values(o.numbers[n], fmt)}" for n in names
+    )
 
 
 RECORDED_RATE = "记录的种子里讲义的话成立的"  # ledger.decided_on_recorded's finding

@@ -229,6 +229,19 @@ def wrap_tables(html_text: str) -> str:
     return html_text.replace("</table>", "</table></div>")
 
 
+SPREAD = re.compile(r" \(([^()<>–]+)–([^()<>]+)\)")  # a table cell's " (min–max)"
+
+
+def seed_spreads(html_text: str) -> str:
+    """A table cell's seed spread, " (min–max)" after its mean (report.fmt_cell), in a
+    <span class="spread">: the audit reading shows it, the study reading keeps the mean."""
+
+    def cell(match):
+        return match.group(1) + SPREAD.sub(r'<span class="spread">\g<0></span>', match.group(2))
+
+    return re.sub(r"(<td[^>]*>)(.*?)(?=</td>)", cell, html_text)
+
+
 def mark_machine_dependent(html_text: str, begin: str, end: str) -> str:
     html_text = html_text.replace(begin, begin + '\n<div class="machine">')
     return html_text.replace(end, "</div>\n" + end)
@@ -266,7 +279,7 @@ def to_html(md_text: str, figure_dir: Path, page: Path, machine_markers: tuple) 
     body = symbols(restore_math(body, formulas))
     body, headings = anchor_headings(body)
     body = resolve_links(body, section_targets(headings), element_ids(body))
-    body = mark_machine_dependent(wrap_tables(audit_blocks(body)), *machine_markers)
+    body = mark_machine_dependent(wrap_tables(seed_spreads(audit_blocks(body))), *machine_markers)
     env = Environment(loader=FileSystemLoader(page.parent), undefined=StrictUndefined)
     text = env.get_template(page.name).render(body=body, toc=toc(headings))
     return embed_figures(text, figure_dir)
