@@ -251,8 +251,8 @@ def study_ours(o) -> str:
     who = "我们（记录的种子）" if o.protocol is not None else "我们"
     if n == 1:
         return f"{who} {o.ours}"
-    if n <= 3 and (named := _named_values(o)):
-        return f"{who} {named}"
+    if n <= 3:
+        return f"{who} {_named_values(o) or o.ours}"
     return f"{who}的 {n} 个值见审计读法"
 
 
