@@ -20,14 +20,13 @@ step reaches. Timings are machine-dependent; the ratios, measured within one run
 
 import argparse
 import collections
-import statistics
-import time
 
 import torch
 import yaml
 from torch.profiler import ProfilerActivity, profile
 from torch.utils.flop_counter import FlopCounterMode
 
+from lecture17.experiments.timing import median_ms
 from lecture17.experiments.transformer_vs_rnn import builder
 from lecture17.training import ReversalTask, make_optimizer, train_step
 
@@ -51,12 +50,7 @@ def setup(model, seq_len, sizes, batch_size=64, seed=0):
 def step_ms(task, net, opt, batch, steps):
     for _ in range(3):
         train_step(task, net, batch, opt)
-    times = []
-    for _ in range(steps):
-        start = time.perf_counter()
-        train_step(task, net, batch, opt)
-        times.append(time.perf_counter() - start)
-    return 1e3 * statistics.median(times)
+    return median_ms(lambda: train_step(task, net, batch, opt), steps)
 
 
 def step_flops(task, net, opt, batch):
@@ -102,15 +96,11 @@ def ceiling_ms(shapes, repeats=20):
         fn = torch.bmm if a.dim() == 3 else torch.mm
         for _ in range(3):
             fn(a, b)
-        times = []
-        for _ in range(repeats):
-            start = time.perf_counter()
-            fn(a, b)
-            times.append(time.perf_counter() - start)
+        ms = median_ms(lambda: fn(a, b), repeats)  # noqa: B023 (called here, in this loop)
         m, k = a_shape[-2], a_shape[-1]
         n = b_shape[-1]
         batch = a_shape[0] if a.dim() == 3 else 1
-        total_ms += calls * 1e3 * statistics.median(times)
+        total_ms += calls * ms
         total_flops += calls * 2 * batch * m * k * n
     return total_ms, total_flops
 
@@ -125,7 +115,8 @@ def main(argv=None):
     sizes = config_sizes()
     print(
         "| 模型 model | L | ms / 步 step | GFLOP / 步 | 达到 achieved GFLOP/s | "
-        "GEMM 上限 ceiling GFLOP/s | 达到 / 上限 ratio | GEMM 占时 share | 其余最大的 largest rest |"
+        "GEMM 上限 ceiling GFLOP/s | 达到 / 上限 ratio | GEMM 占时 share | "
+        "其余最大的 largest rest |"
     )
     print("|---|---|---|---|---|---|---|---|---|")
     for seq_len in args.lengths:
@@ -140,10 +131,13 @@ def main(argv=None):
             achieved = flops / ms / 1e6
             ceiling = ceil_flops / ceil_ms / 1e6
             rest = [(k, v) for k, v in by_op.most_common() if k not in GEMM_OPS][:3]
-            named = ", ".join(f"{k.removeprefix('aten::')} {v / profiled_total:.0%}" for k, v in rest)
+            named = ", ".join(
+                f"{k.removeprefix('aten::')} {v / profiled_total:.0%}" for k, v in rest
+            )
             print(
                 f"| {model} | {seq_len} | {ms:.1f} | {flops / 1e9:.3f} | {achieved:.1f} | "
-                f"{ceiling:.1f} | {achieved / ceiling:.2f} | {gemm / profiled_total:.0%} | {named} |",
+                f"{ceiling:.1f} | {achieved / ceiling:.2f} | {gemm / profiled_total:.0%} | "
+                f"{named} |",
                 flush=True,
             )
 

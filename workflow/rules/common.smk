@@ -101,13 +101,19 @@ for _demo, _spec in config["demos"].items():
     if _source := DEMOS[_demo].reads_models:
         _read = config["demos"].get(_source)
         if _read is None:
-            raise WorkflowError(f"demo {_demo} reads the models of {_source}, not configured")
+            raise WorkflowError(
+                f"demo {_demo} reads the models of {_source}, not configured"
+            )
         _have = {(json.dumps(p, sort_keys=True), s) for _, p, s in jobs(_source, _read)}
         _missing = [
-            (p, s) for _, p, s in jobs(_demo, _spec) if (json.dumps(p, sort_keys=True), s) not in _have
+            (p, s)
+            for _, p, s in jobs(_demo, _spec)
+            if (json.dumps(p, sort_keys=True), s) not in _have
         ]
         _differ = [
-            k for k in ("sizes", "train") if _spec["settings"].get(k) != _read["settings"].get(k)
+            k
+            for k in ("sizes", "train")
+            if _spec["settings"].get(k) != _read["settings"].get(k)
         ]
         if _missing or _differ:
             raise WorkflowError(

@@ -53,16 +53,16 @@ for _rule, _demos in EXPERIMENT_RULES.items():
         name:
             _rule
         input:
-            code=job_code(_demos[0].module),
             **({"models": read_models} if _demos[0].reads_models else {}),
+            code=job_code(_demos[0].module),
         output:
-            csv="results/{demo}/{setting}/seed{seed}.csv",
-            timing="results/{demo}/{setting}/seed{seed}.timing.csv",
             **(
                 {"models": "results/{demo}/{setting}/seed{seed}.models.pt"}
                 if _demos[0].keeps_models
                 else {}
             ),
+            csv="results/{demo}/{setting}/seed{seed}.csv",
+            timing="results/{demo}/{setting}/seed{seed}.timing.csv",
         log:
             "logs/{demo}/{setting}/seed{seed}.log",
         benchmark:
