@@ -5,7 +5,8 @@ ruler names its §, and a block is defined before it is used. Softmax (§2.2) �
 attention (§3) → multi-head attention and its parameters (§5) → positional encoding (§6) → the
 encoder layer: feed-forward, LayerNorm, residual sublayers, parameter counts (§7) → masks and the
 decoder layer (§8). After the lecture's blocks, what goes beyond it: attention without the n×n
-matrix (tiled, §10.4). Last, the input checks: every public function validates its arguments in
+matrix (tiled, §10.4), and positions that enter the scores instead of the inputs (RoPE, ALiBi,
+§6.5). Last, the input checks: every public function validates its arguments in
 one call on its first line, so its maths reads right after it.
 
 Shapes (one notation for docstrings and comments):
@@ -37,6 +38,10 @@ References:
         (Pre-LN). arXiv:2002.04745
     Dao et al. (2022), "FlashAttention: Fast and Memory-Efficient Exact Attention with
         IO-Awareness", NeurIPS (tiled attention, §10.4). arXiv:2205.14135
+    Su et al. (2021), "RoFormer: Enhanced Transformer with Rotary Position Embedding" (RoPE,
+        §6.5). arXiv:2104.09864
+    Press, Smith & Lewis (2022), "Train Short, Test Long: Attention with Linear Biases Enables
+        Input Length Extrapolation", ICLR (ALiBi, §6.5). arXiv:2108.12409
 """
 
 import numpy as np
@@ -62,6 +67,10 @@ __all__ = [
     "count_decoder_layer_params",
     "decoder_layer_params_from_torch",
     "tiled_attention",
+    "rope_rotate",
+    "rope_layout_permutation",
+    "alibi_slopes",
+    "alibi_bias",
 ]
 
 
@@ -92,7 +101,7 @@ def softmax(x, axis=-1):
 # --- §3 scaled dot-product attention (§3.1; the scale, §4.2; the mask term, §8.1) ---
 
 
-def scaled_dot_product_attention(Q, K, V, mask=None, *, scale=True):
+def scaled_dot_product_attention(Q, K, V, mask=None, *, scale=True, bias=None):
     """Attention(Q, K, V) = softmax(Q K^T / sqrt(d_k) + (1 - mask) * -1e9) V (§3.1, §8.1).
 
     Parameters
@@ -109,6 +118,9 @@ def scaled_dot_product_attention(Q, K, V, mask=None, *, scale=True):
         mask with (b, h, n, d_k) heads. A mask that does not broadcast raises ValueError.
     scale : bool, default True
         Divide the scores by sqrt(d_k). ``False`` gives the unscaled scores of §4.3.
+    bias : array_like, optional, broadcastable to (..., n_q, n_k)
+        Added to the (scaled) scores before the mask term: ALiBi's -m |i - j| (§6.5, beyond the
+        lecture; :func:`alibi_bias`). It may not add axes the scores do not have.
 
     Returns
     -------
@@ -140,6 +152,8 @@ def scaled_dot_product_attention(Q, K, V, mask=None, *, scale=True):
         # (Q / sqrt(d_k)) K^T = Q K^T / sqrt(d_k): n_q·d_k divisions instead of n_q·n_k.
         Q = Q / np.sqrt(dtype.type(Q.shape[-1]))  # (..., n_q, d_k)
     scores = Q @ np.swapaxes(K, -1, -2)  # (..., n_q, n_k)
+    if bias is not None:  # ALiBi (§6.5): a penalty by distance, before the mask term
+        scores = scores + _check_score_bias(bias, scores.shape, dtype)  # (..., n_q, n_k)
     if mask is not None:
         # §8.1: add -1e9 where mask == 0, BEFORE the softmax; exp(-1e9) underflows to exactly 0.
         scores = scores + (1 - mask) * dtype.type(-1e9)  # (..., n_q, n_k)
@@ -187,7 +201,7 @@ def combine_heads(x):
     return x.transpose(0, 2, 1, 3).reshape(b, n, h * d_k)  # (b, n, h * d_k)
 
 
-def multi_head_attention(x_q, x_kv, params, n_heads, mask=None):
+def multi_head_attention(x_q, x_kv, params, n_heads, mask=None, *, positions=None):
     """Multi-head attention: project, split into heads, attend, concatenate, project (§5.2).
 
     Parameters
@@ -208,6 +222,11 @@ def multi_head_attention(x_q, x_kv, params, n_heads, mask=None):
         e.g. TensorFlow's padding mask (b, 1, 1, n_k). Any of these axes may be 1 or (the
         leading ones) missing, and the mask's batch axis broadcasts with x's: a (1, n_q, n_k)
         mask makes unbatched inputs give batched outputs, as in NumPy.
+    positions : {None, "rope", "alibi"}, optional
+        Beyond the lecture (§6.5): positions enter the scores instead of the inputs. Queries
+        sit at positions 0 .. n_q - 1 and keys at 0 .. n_k - 1 (a decoder's t and a source's
+        s in cross-attention). "rope": each head's q and k rotated by :func:`rope_rotate`
+        (interleaved pairs); "alibi": :func:`alibi_bias` added to each head's scores.
 
     Returns
     -------
@@ -219,10 +238,16 @@ def multi_head_attention(x_q, x_kv, params, n_heads, mask=None):
     # Past the checks x_q is (b, n_q, d_model) and x_kv (b, n_k, d_model), b = 1 if unbatched,
     # and the mask is (b | 1, h | 1, n_q | 1, n_k | 1): one mask for every head unless 4-D.
     x_q, x_kv, p, mask, unbatched = _check_mha_inputs(x_q, x_kv, params, n_heads, mask)
+    _check_positions_kind(positions)
     Q = split_heads(x_q @ p["W_q"] + p["b_q"], n_heads)  # (b, h, n_q, d_k)
     K = split_heads(x_kv @ p["W_k"] + p["b_k"], n_heads)  # (b, h, n_k, d_k)
     V = split_heads(x_kv @ p["W_v"] + p["b_v"], n_heads)  # (b, h, n_k, d_v)
-    context, weights = scaled_dot_product_attention(Q, K, V, mask)  # (b, h, n_q, d_v)
+    n_q, n_k, bias = Q.shape[-2], K.shape[-2], None
+    if positions == "rope":
+        Q, K = rope_rotate(Q, np.arange(n_q)), rope_rotate(K, np.arange(n_k))
+    elif positions == "alibi":
+        bias = alibi_bias(n_heads, n_q, n_k)  # (h, n_q, n_k)
+    context, weights = scaled_dot_product_attention(Q, K, V, mask, bias=bias)  # (b, h, n_q, d_v)
     output = combine_heads(context) @ p["W_o"] + p["b_o"]  # (b, n_q, d_model)
     if unbatched:
         return output[0], weights[0]  # (n_q, d_model), (h, n_q, n_k)
@@ -681,6 +706,99 @@ def tiled_attention(Q, K, V, mask=None, block_size=64, *, scale=True):
     return output
 
 
+# --- beyond the lecture: §6.5 positions in the scores, not the inputs (RoPE, ALiBi) ---
+
+ROPE_LAYOUTS = ("interleaved", "halves")
+
+
+def rope_rotate(x, positions, *, layout="interleaved", base=10000.0):
+    """RoPE (Su et al. 2021): rotate each pair of x's features by position × θ_i (§6.5).
+
+    The rotation is §6.3's: for interleaved pairs, ``rope_rotate(x, m) = x @ M_{-m}`` with
+    M_k = :func:`relative_shift_matrix` (k, d) and θ_i = base^(-2i/d), the same frequencies as
+    the sinusoidal PE. Rotating q by m and k by n gives q M_{-m} (k M_{-n})^T = q M_{n-m} k^T:
+    the score depends on the two positions only through n - m, and the norms do not change.
+
+    Parameters
+    ----------
+    x : array_like, shape (..., n, d)
+        d even: queries or keys of one head (or of every head, on leading axes).
+    positions : array_like of int, shape (n,)
+        The position of each row.
+    layout : {"interleaved", "halves"}
+        Which features make a pair. "interleaved": (2i, 2i + 1), the paper's equation (34) and
+        RoFormer's code; "halves": (i, i + d/2), GPT-NeoX's ``rotate_half`` (Hugging Face's
+        LLaMA). The two are one rotation up to a fixed permutation of the features
+        (:func:`rope_layout_permutation`), so a model trained in one layout can be loaded in
+        the other only with its W^Q, W^K columns permuted.
+    base : float, default 10000
+        θ_i = base^(-2i/d).
+
+    Returns
+    -------
+    ndarray, shape (..., n, d)
+    """
+    x, positions = _check_rope_inputs(x, positions, layout, base)
+    d = x.shape[-1]
+    theta = base ** (-np.arange(0, d, 2, dtype=np.float64) / d)  # (d/2,)
+    angle = positions[:, np.newaxis] * theta  # (n, d/2)
+    cos, sin = np.cos(angle).astype(x.dtype), np.sin(angle).astype(x.dtype)
+    if layout == "interleaved":
+        first, second = x[..., 0::2], x[..., 1::2]  # (..., n, d/2) each
+    else:
+        first, second = x[..., : d // 2], x[..., d // 2 :]
+    rotated_first = first * cos - second * sin
+    rotated_second = first * sin + second * cos
+    out = np.empty_like(x)
+    if layout == "interleaved":
+        out[..., 0::2], out[..., 1::2] = rotated_first, rotated_second
+    else:
+        out[..., : d // 2], out[..., d // 2 :] = rotated_first, rotated_second
+    return out
+
+
+def rope_layout_permutation(d):
+    """The features' order that turns RoPE's interleaved layout into its split-halves one.
+
+    ``rope_rotate(x[..., perm], m, layout="halves") == rope_rotate(x, m)[..., perm]``:
+    pair (2i, 2i + 1) moves to (i, i + d/2). Returns an int ndarray of shape (d,).
+    """
+    _check_even_d_model(d)
+    return np.concatenate([np.arange(0, d, 2), np.arange(1, d, 2)])
+
+
+def alibi_slopes(n_heads):
+    """ALiBi's head-specific slopes m_h (Press et al. 2022, §3 and their code).
+
+    n_heads a power of 2: the geometric sequence that starts at 2^(-8/n) with that ratio
+    (4 heads: 1/4, 1/16, 1/64, 1/256; 8 heads: 1/2, 1/4, …, 1/256). Otherwise the paper's
+    rule: the slopes of the largest power of 2 below n, then every other slope of twice that
+    power, until there are n. Returns float64, shape (n_heads,).
+    """
+    _check_positive_int(n_heads, "n_heads")
+    power = 2 ** int(np.floor(np.log2(n_heads)))
+    slopes = 2.0 ** (-8.0 * np.arange(1, power + 1) / power)  # start = ratio = 2^(-8/power)
+    if power == n_heads:
+        return slopes
+    return np.concatenate([slopes, alibi_slopes(2 * power)[0::2][: n_heads - power]])
+
+
+def alibi_bias(n_heads, n_q, n_k, q_offset=0):
+    """ALiBi's additive score bias, -m_h |i - j|, shape (h, n_q, n_k) (Press et al. 2022).
+
+    Query i sits at position q_offset + i, key j at position j. The paper adds -m (i - j) to
+    a causal decoder's scores (j ≤ i, where |i - j| = i - j); |i - j| also covers an encoder's
+    keys after the query and a cross-attention's source positions (chosen, beyond the paper).
+    No position gets a vector, so no length is out of range.
+    """
+    _check_positive_int(n_q, "n_q")
+    _check_positive_int(n_k, "n_k")
+    if isinstance(q_offset, bool) or not isinstance(q_offset, int | np.integer) or q_offset < 0:
+        raise ValueError(f"q_offset must be an integer >= 0, got {q_offset!r}")
+    distance = np.abs(q_offset + np.arange(n_q)[:, np.newaxis] - np.arange(n_k))  # (n_q, n_k)
+    return -alibi_slopes(n_heads)[:, np.newaxis, np.newaxis] * distance  # (h, n_q, n_k)
+
+
 # --- input checks (not in the lecture) ---
 #
 # Each public function above calls one of these first. They convert array_likes to float
@@ -811,6 +929,47 @@ def _check_relative_shift_inputs(k, d_model):
     if isinstance(k, bool) or not isinstance(k, int | float | np.integer | np.floating):
         raise ValueError(f"k must be a real number (the shift), got {k!r}")
     _check_even_d_model(d_model)
+
+
+def _check_rope_inputs(x, positions, layout, base):
+    """Return x as a float array (..., n, d), d even, and positions as float64 (n,)."""
+    x = _as_float(x, "x")
+    if x.ndim < 2 or x.shape[-1] % 2 != 0 or x.shape[-1] == 0:
+        raise ValueError(f"x must have shape (..., n, d) with d even (pairs), got {x.shape}")
+    if layout not in ROPE_LAYOUTS:
+        raise ValueError(f"unknown RoPE layout {layout!r}; expected one of {ROPE_LAYOUTS}")
+    if not (isinstance(base, int | float) and not isinstance(base, bool) and base > 1):
+        raise ValueError(f"base must be a number > 1, got {base!r}")
+    positions = np.asarray(positions)
+    if positions.shape != (x.shape[-2],) or positions.dtype.kind not in "iu":
+        raise ValueError(
+            f"positions must be integers of shape ({x.shape[-2]},), one per row of x, "
+            f"got {positions.dtype} of shape {positions.shape}"
+        )
+    return x, positions.astype(np.float64)
+
+
+POSITIONS_IN_SCORES = (None, "rope", "alibi")
+
+
+def _check_positions_kind(positions):
+    if positions not in POSITIONS_IN_SCORES:
+        raise ValueError(f"unknown positions {positions!r}; expected one of {POSITIONS_IN_SCORES}")
+
+
+def _check_score_bias(bias, scores_shape, dtype):
+    """Return bias as an array of the scores' dtype; it must broadcast without adding axes."""
+    bias = _as_float(bias, "bias")
+    try:
+        shape = np.broadcast_shapes(bias.shape, tuple(scores_shape))
+    except ValueError:
+        shape = None
+    if shape != tuple(scores_shape):
+        raise ValueError(
+            f"bias of shape {bias.shape} does not broadcast to the scores' shape "
+            f"{tuple(scores_shape)} (..., n_q, n_k)"
+        )
+    return bias.astype(dtype, copy=False)
 
 
 def _check_even_d_model(d_model):

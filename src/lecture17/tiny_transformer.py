@@ -9,6 +9,9 @@ References:
    Translation", EMNLP 2015 — the "general" score and the attentional hidden state (§9.1).
 4) Cho et al., "Learning Phrase Representations using RNN Encoder-Decoder for Statistical
    Machine Translation", EMNLP 2014 — the GRU encoder-decoder (§9.1).
+5) Su et al., "RoFormer: Enhanced Transformer with Rotary Position Embedding", 2021, and
+   Press, Smith & Lewis, "Train Short, Test Long: Attention with Linear Biases Enables Input
+   Length Extrapolation", ICLR 2022 — RoPE and ALiBi (§6.5 names them; pe="rope" / "alibi").
 
 Shapes, one notation for the whole module: batch first, rows are
 tokens (§0.4), e.g. x (b, n, d_model), per-head weights (b, h, n_q, n_k).
@@ -56,7 +59,10 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-PE_KINDS = ("sinusoidal", "learned", "none")
+# §6.2, §6.5, §6.6's ablation; then, beyond the lecture (§6.5 names them), two schemes that put
+# positions into every attention block's scores instead of adding a vector to the input
+SCORE_PE = ("rope", "alibi")
+PE_KINDS = ("sinusoidal", "learned", "none", *SCORE_PE)
 MODEL_KINDS = ("gru", "gru_attention", "transformer")
 
 # -----------------------------------------------------------------------------
@@ -75,16 +81,23 @@ class MultiHeadAttention(nn.Module):
     Parameters live like nn.MultiheadAttention's (§5.4): W^Q, W^K, W^V stacked into one
     in_proj (3 d_model, d_model) nn.Linear, W^O in out_proj, so weights copy across one to one.
     `scale=False` drops the 1/sqrt(d_k) on BOTH paths (exercise 9, §4).
+    `positions` (beyond the lecture, §6.5): None, or "rope" / "alibi", which put positions into
+    the scores: queries at positions 0 .. n_q - 1, keys at 0 .. n_k - 1 (in cross-attention the
+    decoder's t and the source's s), see rope_rotate and alibi_bias.
     While `keep_weights` is on (collect_attention switches it), every forward also keeps its
     per-head weights in `last_weights`.
     """
 
-    def __init__(self, d_model: int, n_heads: int, scale: bool = True):
+    def __init__(self, d_model: int, n_heads: int, scale: bool = True, positions=None):
         super().__init__()
         if d_model % n_heads != 0:
             raise ValueError(f"d_model ({d_model}) must be divisible by n_heads ({n_heads})")
+        if positions not in (None, *SCORE_PE):
+            raise ValueError(f"unknown positions {positions!r}; expected None or one of {SCORE_PE}")
+        if positions == "rope" and (d_model // n_heads) % 2 != 0:
+            raise ValueError(f"RoPE rotates pairs: d_k = {d_model // n_heads} must be even")
         self.d_model, self.n_heads, self.d_k = d_model, n_heads, d_model // n_heads
-        self.scale = scale
+        self.scale, self.positions = scale, positions
         self.in_proj = nn.Linear(d_model, 3 * d_model)
         self.out_proj = nn.Linear(d_model, d_model)
         # nn.MultiheadAttention's initialisation, so our models train like PyTorch's
@@ -112,8 +125,10 @@ class MultiHeadAttention(nn.Module):
             mask = mask.bool()
             if is_causal:
                 mask = mask & causal_mask(n_q, n_k, query.device)
-        elif is_causal and need_weights:
+        elif is_causal and (need_weights or self.positions == "alibi"):
             mask = causal_mask(n_q, n_k, query.device)
+        if self.positions is not None:  # §6.5: positions in the scores (RoPE, ALiBi)
+            q, k, mask = self.place(q, k, mask)
         if need_weights:
             context, weights = self.attend(q, k, v, mask)  # (b, h, n_q, d_k), (b, h, n_q, n_k)
         else:
@@ -133,11 +148,16 @@ class MultiHeadAttention(nn.Module):
         return self.out_proj(context), weights
 
     def attend(self, q, k, v, mask):
-        """softmax(Q K^T / sqrt(d_k)) V written out, for when the weights are wanted (§3.1)."""
+        """softmax(Q K^T / sqrt(d_k)) V written out, for when the weights are wanted (§3.1).
+
+        mask: boolean (1 = may attend), or a float one (ALiBi's bias, -inf where masked).
+        """
         scores = q @ k.transpose(-2, -1)  # (b, h, n_q, n_k)
         if self.scale:  # §4: keeps the scores' variance ~1 whatever d_k is
             scores = scores / math.sqrt(self.d_k)
-        if mask is not None:  # masked before the softmax (§8.1), so its weights are exactly 0
+        if mask is not None and mask.dtype != torch.bool:  # ALiBi: added, as SDPA adds it
+            scores = scores + mask
+        elif mask is not None:  # masked before the softmax (§8.1), so its weights are exactly 0
             scores = scores.masked_fill(~mask, float("-inf"))
         weights = scores.softmax(dim=-1)  # (b, h, n_q, n_k), rows sum to 1
         return weights @ v, weights  # (b, h, n_q, d_k)
@@ -160,6 +180,24 @@ class MultiHeadAttention(nn.Module):
         b, n, _ = x.shape
         return x.view(b, n, self.n_heads, self.d_k).transpose(1, 2)  # (b, h, n, d_k)
 
+    # beyond the lecture (§6.5): positions in the scores
+
+    def place(self, q, k, mask, q_start=0):
+        """Queries at positions q_start .. q_start + n_q - 1, keys at 0 .. n_k - 1 -> q, k, mask.
+
+        RoPE rotates q and k (rope_rotate); ALiBi turns the mask into a float one that adds
+        -m_h |i - j| to head h's scores and -inf where the boolean mask said no (alibi_bias).
+        """
+        n_q, n_k = q.shape[2], k.shape[2]
+        if self.positions == "rope":
+            q = rope_rotate(q, torch.arange(q_start, q_start + n_q, device=q.device))
+            k = rope_rotate(k, torch.arange(n_k, device=k.device))
+            return q, k, mask
+        bias = alibi_bias(self.n_heads, n_q, n_k, q_start, q.device).to(q.dtype)  # (h, n_q, n_k)
+        if mask is not None:
+            bias = bias.masked_fill(~mask, float("-inf"))  # broadcast: (b | 1, h, n_q, n_k)
+        return q, k, bias
+
     def load_from_torch(self, mha: nn.MultiheadAttention) -> None:
         """Copy an nn.MultiheadAttention's parameters (same layout, so no transpose)."""
         with torch.no_grad():
@@ -177,30 +215,48 @@ class MultiHeadAttention(nn.Module):
         """
         w_kv, b_kv = self.in_proj.weight[self.d_model :], self.in_proj.bias[self.d_model :]
         k, v = F.linear(memory, w_kv, b_kv).chunk(2, dim=-1)  # (b, n_src, d_model) each
-        return self.split_heads(k), self.split_heads(v)
+        k, v = self.split_heads(k), self.split_heads(v)
+        if self.positions == "rope":  # the source's positions 0 .. n_src - 1, rotated once
+            k = rope_rotate(k, torch.arange(k.shape[2], device=k.device))
+        return k, v
 
     def self_attend_step(self, x, cache: "KVCache"):
         """Self-attention of the newest position x (b, 1, d_model) -> (b, 1, d_model).
 
-        Its k, v join the cache; its query reads every cached position, itself included.
+        Its k, v join the cache; its query reads every cached position, itself included. Its
+        position is the number of positions cached before it (RoPE rotates its q and k there).
         """
         q, k, v = (self.split_heads(p) for p in self.in_proj(x).chunk(3, dim=-1))  # (b, h, 1, d_k)
-        return self.read(q, *cache.append(k, v))
+        position = len(cache)
+        if self.positions == "rope":
+            at = torch.tensor([position], device=x.device)
+            q, k = rope_rotate(q, at), rope_rotate(k, at)
+        return self.read(q, *cache.append(k, v), position)
 
     def cross_attend_step(self, x, cache: "KVCache"):
-        """Cross-attention of the newest position x (b, 1, d_model) on the cached memory K, V."""
+        """Cross-attention of the newest position x (b, 1, d_model) on the cached memory K, V.
+
+        Runs after the self-attention step, which has cached x's position: it sits at
+        len(cache) - 1 (where RoPE rotates its q; the memory's keys were rotated once).
+        """
         w_q, b_q = self.in_proj.weight[: self.d_model], self.in_proj.bias[: self.d_model]
         q = self.split_heads(F.linear(x, w_q, b_q))  # (b, h, 1, d_k)
-        return self.read(q, cache.memory_k, cache.memory_v)
+        position = len(cache) - 1
+        if self.positions == "rope":
+            q = rope_rotate(q, torch.tensor([position], device=x.device))
+        return self.read(q, cache.memory_k, cache.memory_v, position)
 
-    def read(self, q, k, v):
+    def read(self, q, k, v, position=0):
         """One query row per sequence over t keys: q (b, h, 1, d_k), k, v (b, h, t, d_k)
-        -> (b, 1, d_model).
+        -> (b, 1, d_model). `position`: the query's (ALiBi's distances are counted from it).
 
         No look-ahead mask: every cached key is at or before the newest position (§8.1).
         """
         scale = None if self.scale else 1.0  # None = SDPA's default 1/sqrt(d_k)
-        context = F.scaled_dot_product_attention(q, k, v, scale=scale)  # (b, h, 1, d_k)
+        bias = None
+        if self.positions == "alibi":
+            bias = alibi_bias(self.n_heads, 1, k.shape[2], position, q.device).to(q.dtype)
+        context = F.scaled_dot_product_attention(q, k, v, attn_mask=bias, scale=scale)
         b = q.shape[0]
         return self.out_proj(context.transpose(1, 2).reshape(b, 1, self.d_model))  # (b, 1, d_model)
 
@@ -232,6 +288,47 @@ def collect_attention(model: nn.Module):
 
 
 # -----------------------------------------------------------------------------
+# beyond the lecture (§6.5 names them): positions in the scores, RoPE and ALiBi
+
+
+def rope_rotate(x: torch.Tensor, positions: torch.Tensor, base: float = 10000.0):
+    """RoPE (Su et al. 2021): rotate each feature pair (2i, 2i + 1) of x by position × θ_i,
+    θ_i = base^(-2i/d_k), §6.3's rotation (the sinusoidal PE's frequencies).
+
+    x (..., n, d_k), positions (n,) -> (..., n, d_k). A query rotated by m and a key by n score
+    q M_{n-m} k^T: only n - m matters (attention_numpy.rope_rotate, both layouts, is the
+    float64 reference). Angles in float64, then cast to x's dtype.
+    """
+    d_k = x.shape[-1]
+    theta = base ** (-torch.arange(0, d_k, 2, dtype=torch.float64, device=x.device) / d_k)
+    angle = positions.to(torch.float64)[:, None] * theta  # (n, d_k / 2)
+    cos, sin = angle.cos().to(x.dtype), angle.sin().to(x.dtype)
+    first, second = x[..., 0::2], x[..., 1::2]  # (..., n, d_k / 2) each
+    rotated = torch.stack([first * cos - second * sin, first * sin + second * cos], dim=-1)
+    return rotated.flatten(-2)  # pairs back in place: (..., n, d_k)
+
+
+def alibi_slopes(n_heads: int) -> torch.Tensor:
+    """ALiBi's slopes (Press et al. 2022): 2^(-8/n), 2^(-16/n), … for n a power of 2 (4 heads:
+    1/4 … 1/256), else the paper's rule (attention_numpy.alibi_slopes, the reference)."""
+    power = 2 ** int(math.floor(math.log2(n_heads)))
+    slopes = [2.0 ** (-8.0 * i / power) for i in range(1, power + 1)]
+    if power < n_heads:
+        slopes += alibi_slopes(2 * power).tolist()[0::2][: n_heads - power]
+    return torch.tensor(slopes, dtype=torch.float64)
+
+
+def alibi_bias(n_heads: int, n_q: int, n_k: int, q_start: int = 0, device=None):
+    """-m_h |i - j| for queries at q_start .. q_start + n_q - 1 and keys at 0 .. n_k - 1:
+    (h, n_q, n_k), float64. |i - j|: the paper's i - j under a causal mask, and the same
+    penalty for an encoder's later keys and a cross-attention's source positions (chosen)."""
+    i = torch.arange(q_start, q_start + n_q, device=device)[:, None]
+    j = torch.arange(n_k, device=device)
+    distance = (i - j).abs().to(torch.float64)  # (n_q, n_k)
+    return -alibi_slopes(n_heads).to(device)[:, None, None] * distance
+
+
+# -----------------------------------------------------------------------------
 # §6 token embedding and positional encoding
 
 
@@ -254,7 +351,9 @@ class Embedding(nn.Module):
     """Token embedding times emb_scale, plus a positional encoding (§6).
 
     pe: "sinusoidal" (a fixed table, §6.2), "learned" (a (max_len, d_model) parameter, §6.5)
-    or "none" (the §6.6 ablation). emb_scale defaults to 1.0: the paper's sqrt(d_model) on
+    or "none" (the §6.6 ablation); "rope" and "alibi" add nothing here either: their positions
+    enter the attention scores (MultiHeadAttention's `positions`), so no length is too long.
+    emb_scale defaults to 1.0: the paper's sqrt(d_model) on
     nn.Embedding's N(0, 1) init drowns the PE (norms 65.7 vs 5.66, §6.6).
     """
 
@@ -268,7 +367,7 @@ class Embedding(nn.Module):
             self.register_buffer("pe", sinusoidal_encoding(max_len, d_model), persistent=False)
         elif pe == "learned":  # initialised like nn.Embedding: distinct random codes at start
             self.pe = nn.Parameter(torch.randn(max_len, d_model))
-        else:
+        else:  # none, rope, alibi
             self.pe = None
 
     def forward(self, tokens, start=0):
@@ -328,10 +427,10 @@ class EncoderLayer(nn.Module):
     so the two stand side by side in the tests and demos.
     """
 
-    def __init__(self, d_model, n_heads, d_ff, norm_first=False, scale=True):
+    def __init__(self, d_model, n_heads, d_ff, norm_first=False, scale=True, positions=None):
         super().__init__()
         self.norm_first = norm_first
-        self.self_attn = MultiHeadAttention(d_model, n_heads, scale)
+        self.self_attn = MultiHeadAttention(d_model, n_heads, scale, positions)
         self.ffn = FeedForward(d_model, d_ff)
         self.norm1 = nn.LayerNorm(d_model)
         self.norm2 = nn.LayerNorm(d_model)
@@ -358,11 +457,11 @@ class DecoderLayer(nn.Module):
     Pre-LN placement as EncoderLayer, arguments as nn.TransformerDecoderLayer's.
     """
 
-    def __init__(self, d_model, n_heads, d_ff, norm_first=False, scale=True):
+    def __init__(self, d_model, n_heads, d_ff, norm_first=False, scale=True, positions=None):
         super().__init__()
         self.norm_first = norm_first
-        self.self_attn = MultiHeadAttention(d_model, n_heads, scale)
-        self.cross_attn = MultiHeadAttention(d_model, n_heads, scale)
+        self.self_attn = MultiHeadAttention(d_model, n_heads, scale, positions)
+        self.cross_attn = MultiHeadAttention(d_model, n_heads, scale, positions)
         self.ffn = FeedForward(d_model, d_ff)
         self.norm1 = nn.LayerNorm(d_model)
         self.norm2 = nn.LayerNorm(d_model)
@@ -428,11 +527,16 @@ class TransformerConfig:
     d_ff: int = 256  # 4 d_model, the paper's ratio (§7.2)
     n_enc_layers: int = 1
     n_dec_layers: int = 1  # not used by EncoderClassifier, which has no decoder
-    pe: str = "sinusoidal"  # one of PE_KINDS (§6.2, §6.5, §6.6's ablation)
+    pe: str = "sinusoidal"  # one of PE_KINDS (§6.2, §6.5, §6.6's ablation; rope, alibi)
     emb_scale: float = 1.0  # the paper's sqrt(d_model) would drown the PE (§6.6)
     max_len: int = 256  # positions in the positional-encoding table
     norm_first: bool = False  # Post-LN (the paper's) or Pre-LN (§7.5)
     scale: bool = True  # the 1/sqrt(d_k) of every attention block (§4; exercise 9: False)
+
+
+def score_pe(config: TransformerConfig):
+    """The attention blocks' `positions`: "rope" or "alibi" in every block, else None."""
+    return config.pe if config.pe in SCORE_PE else None
 
 
 class Encoder(nn.Module):
@@ -447,7 +551,7 @@ class Encoder(nn.Module):
         c = config
         self.embed = Embedding(c.src_vocab, c.d_model, c.pe, c.max_len, c.emb_scale)
         self.layers = nn.ModuleList(
-            EncoderLayer(c.d_model, c.n_heads, c.d_ff, c.norm_first, c.scale)
+            EncoderLayer(c.d_model, c.n_heads, c.d_ff, c.norm_first, c.scale, score_pe(c))
             for _ in range(c.n_enc_layers)
         )
         self.norm = nn.LayerNorm(c.d_model) if c.norm_first else nn.Identity()
@@ -468,7 +572,7 @@ class Decoder(nn.Module):
         c = config
         self.embed = Embedding(c.tgt_vocab, c.d_model, c.pe, c.max_len, c.emb_scale)
         self.layers = nn.ModuleList(
-            DecoderLayer(c.d_model, c.n_heads, c.d_ff, c.norm_first, c.scale)
+            DecoderLayer(c.d_model, c.n_heads, c.d_ff, c.norm_first, c.scale, score_pe(c))
             for _ in range(c.n_dec_layers)
         )
         self.norm = nn.LayerNorm(c.d_model) if c.norm_first else nn.Identity()

@@ -1,12 +1,15 @@
 """Synthetic tasks, the training loop, and greedy-decoding evaluation (§4.4, §6.6, §7.5, §9).
 
-Three tasks, all generated fresh at every step from a seeded torch.Generator (§0.5, §9.1):
+Four tasks, all generated fresh at every step from a seeded torch.Generator (§0.5, §9.1):
 - ReversalTask (§9.1, demos 03.5 and 05): L random symbols in, the same symbols reversed out,
   then EOS; an encoder-decoder trained with teacher forcing, evaluated by greedy decoding.
 - InplaceReversalTask (§7.5, demo 04.3): an encoder-only classifier outputs, at position i,
   the input at position L-1-i (chance 0.1).
 - LookupTask (§4.4, demo 02.3): 16 (key, value) pairs and a query key; answer the value
   paired with it (chance 1/16), with one layer of single-head attention (LookupAttention).
+- KnownLengthTask (beyond the lecture, §6.5, demo 06.7): copy or reverse L symbols, L drawn
+  afresh for every batch from a range of lengths, no EOS: the decoder is given the length
+  (decodes exactly L tokens), so that a test at an unseen length asks only where to read.
 
 Training: train(make_model, task, settings, seed=...) with a TrainSettings (steps, lr,
 optimizer, warmup, batch_size, eval_every, n_test: a training demo's `train:` block in
@@ -73,6 +76,21 @@ def reversal_batch(generator: torch.Generator, batch: int, L: int):
     bos = torch.full((batch, 1), BOS)
     eos = torch.full((batch, 1), EOS)
     return src, torch.cat([bos, reversed_], 1), torch.cat([reversed_, eos], 1)  # (b, L+1) x2
+
+
+KNOWN_LENGTH_TASKS = ("copy", "reversal")
+
+
+def known_length_batch(generator: torch.Generator, batch: int, L: int, kind: str):
+    """§6.5 beyond the lecture: src (b, L); target = src ("copy": output t reads input t) or
+    src reversed ("reversal": output t reads input L-1-t); tgt_in (b, L) = [BOS, target[:-1]],
+    tgt_out (b, L) = target. No EOS: the length is given to the decoder (it decodes L steps)."""
+    if kind not in KNOWN_LENGTH_TASKS:
+        raise ValueError(f"unknown task {kind!r}; expected one of {KNOWN_LENGTH_TASKS}")
+    src = random_symbols(generator, batch, L)  # (b, L)
+    target = src if kind == "copy" else src.flip(1)  # (b, L)
+    bos = torch.full((batch, 1), BOS)
+    return src, torch.cat([bos, target[:, :-1]], 1), target
 
 
 def inplace_reversal_batch(generator: torch.Generator, batch: int, L: int):
@@ -198,6 +216,21 @@ def greedy_accuracy(model: nn.Module, src, tgt_out) -> dict:
     }
 
 
+def known_length_accuracy(model: nn.Module, src, tgt_out) -> dict:
+    """Decode greedily from BOS for exactly tgt_out's length L (no EOS) and compare.
+
+    symbol_accuracy: the L outputs; sequence_accuracy: all L right; position_accuracy: one
+    value per output position t = 0..L-1 (0-based).
+    """
+    predicted = model.greedy_decode(src, tgt_out.shape[1], bos_id=BOS)  # (b, L)
+    correct = (predicted == tgt_out).double()  # (b, L)
+    return {
+        "symbol_accuracy": correct.mean().item(),
+        "sequence_accuracy": correct.min(dim=1).values.mean().item(),
+        "position_accuracy": correct.mean(dim=0).tolist(),
+    }
+
+
 def classifier_accuracy(model: nn.Module, tokens, targets) -> dict:
     """Per-position classifier (§7.5): accuracy over all positions, whole sequences, by position."""
     with torch.no_grad():
@@ -230,6 +263,41 @@ class ReversalTask:
     def evaluate(self, model, batch):
         src, _, tgt_out = batch
         return greedy_accuracy(model, src, tgt_out)
+
+
+@dataclass(frozen=True)
+class KnownLengthTask:
+    """§6.5 beyond the lecture: copy or reverse L symbols, L uniform on shortest..longest, one
+    length per batch (so no padding); teacher-forced cross-entropy over the L outputs, scored
+    by greedy decoding of exactly L tokens (known_length_accuracy)."""
+
+    kind: str  # "copy" or "reversal"
+    shortest: int
+    longest: int
+
+    def __post_init__(self):
+        if self.kind not in KNOWN_LENGTH_TASKS:
+            raise ValueError(f"unknown task {self.kind!r}; expected one of {KNOWN_LENGTH_TASKS}")
+        if not 1 <= self.shortest <= self.longest:
+            raise ValueError(
+                f"need 1 <= shortest <= longest, got shortest={self.shortest}, "
+                f"longest={self.longest}"
+            )
+
+    def sample(self, generator, batch_size):
+        L = self.shortest
+        if self.longest > self.shortest:
+            L = int(torch.randint(self.shortest, self.longest + 1, (1,), generator=generator))
+        return known_length_batch(generator, batch_size, L, self.kind)
+
+    def loss(self, model, batch):
+        src, tgt_in, tgt_out = batch
+        logits = model(src, tgt_in)  # (b, L, vocab)
+        return F.cross_entropy(logits.flatten(0, 1), tgt_out.flatten())
+
+    def evaluate(self, model, batch):
+        src, _, tgt_out = batch
+        return known_length_accuracy(model, src, tgt_out)
 
 
 @dataclass(frozen=True)

@@ -238,6 +238,14 @@ _REGISTRY = [
         rule="beam_search_study",
         reads_models="05.1",
     ),
+    Demo(
+        "06.7",
+        "beyond.length_extrapolation",
+        "§6.5",
+        "比训练时更长的序列 length extrapolation",
+        kind="training",
+        rule="length_extrapolation",
+    ),
     # 07 robustness seeds and readings, 08 the exercises' runs: recorded (`make robustness`,
     # report/measured/), seeds disjoint from the protocol's, every list fixed in the config
     Demo(
@@ -313,6 +321,15 @@ _REGISTRY = [
         rule="robustness_seq2seq",
         timings=("ms_per_step", "ms_train_total"),
         extends="05.1",
+    ),
+    Demo(
+        "07.9",
+        "beyond.length_extrapolation",
+        "§6.5",
+        "比训练时更长的序列：10 个种子",
+        kind="recorded",
+        rule="robustness_extrapolation",
+        extends="06.7",
     ),
     Demo(
         "08.1",

@@ -4,12 +4,19 @@
     06.2  kv_cache_decoding       §8.4         greedy decoding with a key/value cache
     06.3  gpu_step_time           §9.5         ms per training step on a GPU as L grows to 2048:
                                                where the Transformer overtakes the GRU
+    06.4  layer_gradients         §7.5         each layer's gradient at initialisation (Xiong)
+    06.5  hand_built_reversal     §9.6         one hand-built attention layer that reverses
+    06.6  beam_search_study       §8.4         beam search and exposure bias on 05.1's models
+    06.7  length_extrapolation    §6.5         train on L ≤ 16, test longer: sinusoidal, learned,
+                                               RoPE, ALiBi on copy and reversal
 
 References: Dao et al. (2022), "FlashAttention: Fast and Memory-Efficient Exact Attention with
 IO-Awareness", NeurIPS, arXiv:2205.14135 (tiling and the online softmax);
 Milakov & Gimelshein (2018), "Online normalizer calculation for softmax", arXiv:1805.02867;
 Pope et al. (2023), "Efficiently Scaling Transformer Inference", MLSys, arXiv:2211.05102
-(the KV cache and its memory); Vaswani et al. (2017), "Attention is all you need", §4 and
+(the KV cache and its memory); Su et al. (2021), "RoFormer", arXiv:2104.09864 (RoPE);
+Press, Smith & Lewis (2022), "Train Short, Test Long", ICLR, arXiv:2108.12409 (ALiBi);
+Vaswani et al. (2017), "Attention is all you need", §4 and
 Table 1 (sequential operations O(n) for a recurrent layer, O(1) for self-attention).
 
 Every function follows the demo contract (docs/CONTRACTS.md): keyword-only settings from
@@ -598,3 +605,121 @@ def beam_search_study(
     with single_thread(), torch.no_grad():  # read on the CPU, whatever trained the model
         records = _beam_rows(net, src, tgt_out, widths) + _exposure_rows(net, src, tgt_in, tgt_out)
     return tidy(records, ["width", "position"])
+
+
+# -------------------------------------------------------------------------------------------
+# 06.7 §6.5 "'写得出'不等于模型能泛化到比训练时更长的序列": length extrapolation
+
+EXTRAPOLATION_PE = ("sinusoidal", "learned", "rope", "alibi")
+TRANSFORMER_SIZE_KEYS = {"d_model", "n_heads", "d_ff", "n_enc_layers", "n_dec_layers"}
+
+
+def _check_extrapolation(task, pe, train_lengths, test_lengths, transformer, device):
+    """Refuse bad settings before any model is built, naming what is allowed."""
+    from lecture17.training import KNOWN_LENGTH_TASKS, check_device
+
+    if task not in KNOWN_LENGTH_TASKS:
+        raise ValueError(f"unknown task {task!r}; expected one of {KNOWN_LENGTH_TASKS}")
+    if pe not in EXTRAPOLATION_PE:
+        raise ValueError(f"unknown pe {pe!r}; expected one of {EXTRAPOLATION_PE}")
+    if len(train_lengths) != 2 or not 1 <= train_lengths[0] <= train_lengths[1]:
+        raise ValueError(f"train_lengths must be [shortest, longest], got {train_lengths}")
+    if not test_lengths or test_lengths != sorted(set(test_lengths)) or test_lengths[0] < 1:
+        raise ValueError(f"test_lengths must be increasing lengths >= 1, got {test_lengths}")
+    if set(transformer) != TRANSFORMER_SIZE_KEYS:
+        raise ValueError(
+            f"transformer must have exactly the keys {sorted(TRANSFORMER_SIZE_KEYS)}; "
+            f"got {sorted(transformer)}"
+        )
+    check_device(device)
+
+
+def _pe_row_changes(model, initial: dict, seen: int) -> dict:
+    """Learned PE: how far training moved each table row. Rows at positions >= seen never got
+    a gradient (no training input reaches them), so Adam never moved them: exactly 0."""
+    unseen, seen_min = 0.0, float("inf")
+    for name, table in initial.items():
+        change = (model.get_parameter(name).detach() - table).abs().amax(dim=1)  # (max_len,)
+        unseen = max(unseen, change[seen:].max().item())
+        seen_min = min(seen_min, change[:seen].min().item())
+    return {"pe_unseen_rows_max_change": unseen, "pe_seen_rows_min_change": seen_min}
+
+
+def length_extrapolation(
+    *,
+    task: str,
+    pe: str,
+    train_lengths: list[int],
+    test_lengths: list[int],
+    transformer: dict,
+    train: TrainSettings,
+    device: str,
+    seed: int,
+) -> pd.DataFrame:
+    """Train §6.6's small Transformer with one positional scheme on lengths ≤ 16, test longer.
+
+    `task`: "copy" (output t reads input t, a fixed offset) or "reversal" (output t reads input
+    L − 1 − t: it needs the length), training.KnownLengthTask: L uniform on train_lengths, one
+    length per batch; decoded for exactly L tokens (the length is given: no EOS to predict, so
+    a wrong output is a wrong place read, never a wrong length). `pe`: sinusoidal or learned
+    (added to the input, §6.2, §6.5), rope or alibi (in every attention block's scores, the
+    cross-attention's too: decoder position t against source position s). The tables (learned
+    and sinusoidal) have max(test_lengths) rows; a learned row beyond the longest training
+    length keeps its initialisation (it is what the model reads there: measured).
+
+    Rows: per `length` of test_lengths (train.n_test fresh sequences each, from seed + 10 000 as
+    every test set here): symbol_accuracy, sequence_accuracy, and position_accuracy per 0-based
+    `position`; learned only: pe_unseen_rows_max_change (0 when the unseen rows are their
+    initialisation) and pe_seen_rows_min_change (> 0: every seen row moved).
+    """
+    _check_extrapolation(task, pe, train_lengths, test_lengths, transformer, device)
+    import torch
+
+    from lecture17 import tiny_transformer as tt
+    from lecture17.training import (
+        VOCAB_SIZE,
+        KnownLengthTask,
+        evaluation_set,
+        single_thread,
+        to_device,
+    )
+    from lecture17.training import train as train_model
+
+    config = tt.TransformerConfig(
+        VOCAB_SIZE, VOCAB_SIZE, pe=pe, max_len=max(test_lengths), **transformer
+    )
+    initial = {}
+
+    def make_model():
+        model = tt.Transformer(config)
+        initial.update(  # the learned tables as initialised (on the CPU, before training)
+            {
+                name: p.detach().clone()
+                for name, p in model.named_parameters()
+                if name.endswith("embed.pe")
+            }
+        )
+        return model
+
+    shortest, longest = train_lengths
+    result = train_model(
+        make_model, KnownLengthTask(task, shortest, longest), train, seed=seed, device=device
+    )
+    records = []
+    with single_thread(), torch.no_grad():
+        net = result.model.eval()
+        for length in test_lengths:
+            test = to_device(
+                evaluation_set(KnownLengthTask(task, length, length), seed, train.n_test), device
+            )
+            scores = KnownLengthTask(task, length, length).evaluate(net, test)
+            records += rows(
+                {k: scores[k] for k in ("symbol_accuracy", "sequence_accuracy")}, length=length
+            )
+            records += [
+                row("position_accuracy", acc, length=length, position=t)
+                for t, acc in enumerate(scores["position_accuracy"])
+            ]
+        if pe == "learned":
+            records += rows(_pe_row_changes(net.cpu(), initial, longest))
+    return tidy(records, ["length", "position"])
