@@ -9,6 +9,7 @@ import math
 import numpy as np
 
 from lecture17.reporting.checks import Finding, check
+from lecture17.reporting.rates import decide
 
 # -----------------------------------------------------------------------------
 # §6.3 dot products of positional encodings
@@ -133,3 +134,88 @@ def c074_pe_norm_is_sqrt_half_d_model(v) -> Finding:
         abs(pe / formula - 1) < FLOAT32_RTOL,
         f"‖PE‖ = {pe:.7g}，√(d_model/2) = {formula:.7g}（float32, 相对 rel {FLOAT32_RTOL:g}）",
     )
+
+
+# -----------------------------------------------------------------------------
+# §6.5 beyond the lecture: length extrapolation (06.7), rates over 07.9's recorded runs
+# (`stat: seeds` gives every row's seeds, row after row, in the same order at every length)
+
+LEARNED = 0.9  # the lecture's "learned" 90 % (§4.4), at the training length and beyond it
+LONGER = ("at_24", "at_32", "at_48")
+
+
+def _runs(v) -> tuple[np.ndarray, np.ndarray]:
+    """(learned, extrapolates): per run, symbol accuracy ≥ 0.9 at 16; and at 16, 24, 32, 48."""
+    seen = np.asarray(v["seen"], dtype=float)
+    longer = [np.asarray(v[name], dtype=float) for name in LONGER]
+    if any(x.shape != seen.shape for x in longer):
+        raise ValueError(f"lengths give different numbers of runs: {[x.shape for x in longer]}")
+    learned = seen >= LEARNED
+    return learned, learned & np.all([x >= LEARNED for x in longer], axis=0)
+
+
+def _rate_of_runs(v, extrapolate: bool) -> Finding:
+    """Of the runs that learned, do most extrapolate (`extrapolate`) or most not?"""
+    learned, extrapolates = _runs(v)
+    n = int(np.sum(learned))
+    if n == 0:
+        return Finding(
+            None,
+            f"{learned.size} 次运行没有一次学会 none of {learned.size} runs learned"
+            f"（16 上 < {LEARNED:g}）",
+        )
+    k = int(np.sum(extrapolates)) if extrapolate else n - int(np.sum(extrapolates))
+    ok, text = decide(k, n)
+    what = "能外推的 that extrapolate" if extrapolate else "不能外推的 that do not extrapolate"
+    worst = min(float(np.min(np.asarray(v[name])[learned])) for name in LONGER)
+    return Finding(
+        ok,
+        f"学会了的运行里{what}：{text}（{learned.size} 次运行里 {n} 次学会 learned at 16；"
+        f"它们在更长处最低 lowest beyond 16 {worst:.3f}）",
+    )
+
+
+@check
+def l17_06_7a_sinusoidal_does_not_extrapolate(v) -> Finding:
+    """Of the sinusoidal runs (both tasks) that learned at 16, most fall below 0.9 at 24, 32 or
+    48 (the rate's 95 % interval above 1/2)."""
+    return _rate_of_runs(v, extrapolate=False)
+
+
+@check
+def l17_06_7c_learned_does_not_extrapolate(v) -> Finding:
+    """As L17-06.7a, for the learned table."""
+    return _rate_of_runs(v, extrapolate=False)
+
+
+@check
+def l17_06_7d_rope_extrapolates_on_copy(v) -> Finding:
+    """Of RoPE's copy runs that learned at 16, most stay ≥ 0.9 at 24, 32 and 48."""
+    return _rate_of_runs(v, extrapolate=True)
+
+
+@check
+def l17_06_7e_alibi_extrapolates_on_copy(v) -> Finding:
+    """As L17-06.7d, for ALiBi."""
+    return _rate_of_runs(v, extrapolate=True)
+
+
+@check
+def l17_06_7f_relative_does_not_extrapolate_reversal(v) -> Finding:
+    """Of RoPE's and ALiBi's reversal runs that learned at 16, most fall below 0.9 beyond it."""
+    return _rate_of_runs(v, extrapolate=False)
+
+
+# -----------------------------------------------------------------------------
+# values under which a claim holds and fails, where the reference build's own cannot show both
+
+_LEARNED_RUNS = [0.99, 0.98, 1.0, 0.97, 0.99, 1.0, 0.96, 0.99, 1.0, 0.98]
+_STAYS = {"seen": _LEARNED_RUNS, **{name: [0.95] * 10 for name in LONGER}}
+_FALLS = {"seen": _LEARNED_RUNS, **{name: [0.4] * 10 for name in LONGER}}
+EXAMPLES = {
+    "L17-06.7a": {"holds": _FALLS, "fails": _STAYS},
+    "L17-06.7c": {"holds": _FALLS, "fails": _STAYS},
+    "L17-06.7d": {"holds": _STAYS, "fails": _FALLS},
+    "L17-06.7e": {"holds": _STAYS, "fails": _FALLS},
+    "L17-06.7f": {"holds": _FALLS, "fails": _STAYS},
+}
