@@ -6,6 +6,7 @@ so a transposed or mis-split matrix fails here. Biases and LayerNorm weights are
 too: PyTorch initialises them to 0 and 1, which would hide a bias bug.
 """
 
+import math
 import re
 import tracemalloc
 from pathlib import Path
@@ -1285,3 +1286,211 @@ def test_tiled_bad_input_raises_value_error(args, kwargs, match):
     if "block_size" not in kwargs:  # the same message as the plain version's
         with pytest.raises(ValueError, match=match):
             an.scaled_dot_product_attention(*args)
+
+
+# -----------------------------------------------------------------------------
+# §6.5 beyond the lecture: RoPE and ALiBi, each against an independent formulation
+
+
+def rope_complex(x, positions, base=10000.0):
+    """RoPE in the paper's complex form: pair i is x_2i + i·x_2i+1, times e^(i m θ_i)."""
+    d = x.shape[-1]
+    z = x[..., 0::2] + 1j * x[..., 1::2]
+    theta = base ** (-np.arange(0, d, 2) / d)
+    z = z * np.exp(1j * np.asarray(positions)[:, None] * theta)
+    out = np.empty_like(x)
+    out[..., 0::2], out[..., 1::2] = z.real, z.imag
+    return out
+
+
+def rope_rotate_half(x, positions, base=10000.0):
+    """GPT-NeoX / Hugging Face LLaMA: x cos + rotate_half(x) sin, the angles repeated twice."""
+    d = x.shape[-1]
+    theta = base ** (-np.arange(0, d, 2) / d)
+    angle = np.concatenate([np.asarray(positions)[:, None] * theta] * 2, axis=-1)
+    rotated_half = np.concatenate([-x[..., d // 2 :], x[..., : d // 2]], axis=-1)
+    return x * np.cos(angle) + rotated_half * np.sin(angle)
+
+
+def paper_slopes(n):
+    """ALiBi's get_slopes, as in Press et al.'s repository (attention_with_linear_biases)."""
+
+    def power_of_2(n):
+        start = 2 ** (-(2 ** -(math.log2(n) - 3)))
+        return [start * start**i for i in range(n)]
+
+    if math.log2(n).is_integer():
+        return power_of_2(n)
+    closest = 2 ** math.floor(math.log2(n))
+    return power_of_2(closest) + paper_slopes(2 * closest)[0::2][: n - closest]
+
+
+@pytest.mark.parametrize("layout", ["interleaved", "halves"])
+@pytest.mark.parametrize("seed", SEEDS)
+def test_rope_matches_its_published_formulations(seed, layout):
+    rng = np.random.default_rng(seed)
+    x, positions = rng.normal(size=(3, 7, 16)), rng.integers(0, 500, size=7)
+    ours = an.rope_rotate(x, positions, layout=layout)
+    oracle = rope_complex if layout == "interleaved" else rope_rotate_half
+    np.testing.assert_allclose(ours, oracle(x, positions), rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_rope_is_the_relative_shift_matrix_of_minus_the_position(seed):
+    rng = np.random.default_rng(seed)
+    x, m = rng.normal(size=(1, 12)), int(rng.integers(0, 1000))
+    expected = x @ an.relative_shift_matrix(-m, 12)
+    np.testing.assert_allclose(an.rope_rotate(x, [m]), expected, rtol=0, atol=1e-12)
+
+
+@PROPERTY
+@given(
+    st.integers(0, 2**31 - 1),
+    st.lists(st.integers(0, 2000), min_size=2, max_size=6),
+    st.integers(0, 3000),
+    st.sampled_from(["interleaved", "halves"]),
+)
+def test_rope_score_depends_only_on_the_offset(seed, positions, shift, layout):
+    """q rotated by m, k by n: the score is the same for every (m + c, n + c)."""
+    rng = np.random.default_rng(seed)
+    q, k = rng.normal(size=(len(positions), 8)), rng.normal(size=(len(positions), 8))
+    pos = np.array(positions)
+    moved = pos + shift  # every position shifted alike: every offset n − m unchanged
+
+    def scores(p):
+        return an.rope_rotate(q, p, layout=layout) @ an.rope_rotate(k, p, layout=layout).T
+
+    np.testing.assert_allclose(scores(moved), scores(pos), rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_rope_preserves_norms_and_position_zero_is_the_identity(seed):
+    rng = np.random.default_rng(seed)
+    x, positions = rng.normal(size=(9, 10)), rng.integers(0, 10_000, size=9)
+    for layout in ("interleaved", "halves"):
+        rotated = an.rope_rotate(x, positions, layout=layout)
+        np.testing.assert_allclose(
+            np.linalg.norm(rotated, axis=-1), np.linalg.norm(x, axis=-1), rtol=1e-13
+        )
+        assert np.array_equal(an.rope_rotate(x, np.zeros(9, dtype=int), layout=layout), x)
+
+
+@pytest.mark.parametrize("d", [2, 8, 64])
+def test_the_two_rope_layouts_are_one_rotation_up_to_a_permutation(d):
+    rng = np.random.default_rng(d)
+    x, positions = rng.normal(size=(5, d)), rng.integers(0, 100, size=5)
+    perm = an.rope_layout_permutation(d)
+    assert sorted(perm) == list(range(d))
+    interleaved = an.rope_rotate(x, positions)
+    halves = an.rope_rotate(x[:, perm], positions, layout="halves")
+    np.testing.assert_allclose(halves, interleaved[:, perm], rtol=0, atol=1e-12)
+    if d > 2:  # the layouts differ: a model cannot swap one for the other unpermuted
+        assert not np.allclose(an.rope_rotate(x, positions, layout="halves"), interleaved)
+
+
+def test_alibi_slopes_for_4_heads_are_the_papers():
+    assert an.alibi_slopes(4).tolist() == [1 / 4, 1 / 16, 1 / 64, 1 / 256]
+    assert an.alibi_slopes(8).tolist() == [2.0**-k for k in range(1, 9)]  # the paper's example
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 4, 5, 6, 7, 8, 12, 16, 20])
+def test_alibi_slopes_match_the_papers_code(n):
+    np.testing.assert_allclose(
+        an.alibi_slopes(n), paper_slopes(n), rtol=1e-14
+    )  # their code multiplies
+
+
+def test_alibi_bias_is_minus_slope_times_distance():
+    bias = an.alibi_bias(4, 3, 5, q_offset=2)
+    slopes = an.alibi_slopes(4)
+    for h, i, j in np.ndindex(bias.shape):
+        assert bias[h, i, j] == -slopes[h] * abs(2 + i - j)
+    assert np.all(bias[:, np.arange(3), np.arange(3) + 2] == 0)  # a query's own position
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_alibi_causal_attention_equals_the_papers_one_sided_bias(seed):
+    """The paper adds -m(i - j) for j ≤ i; ours adds -m|i - j|. Under a look-ahead mask they
+    agree; and -m(i - j) differs from +m j by a constant per row, which softmax ignores."""
+    rng = np.random.default_rng(seed)
+    n, d_model, h = 6, 8, 4
+    x = rng.normal(size=(2, n, d_model))
+    params = random_mha_params(rng, d_model)
+    causal = an.create_look_ahead_mask(n)
+    ours, _ = an.multi_head_attention(x, x, params, h, causal, positions="alibi")
+    slopes = an.alibi_slopes(h)[:, None, None]
+    Q, K, V = (an.split_heads(x @ params[f"W_{c}"] + params[f"b_{c}"], h) for c in "qkv")
+    j = np.arange(n)
+    papers = an.scaled_dot_product_attention(Q, K, V, causal, bias=slopes * j)  # +m j
+    out = an.combine_heads(papers[0]) @ params["W_o"] + params["b_o"]
+    np.testing.assert_allclose(ours, out, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("positions", ["rope", "alibi"])
+@pytest.mark.parametrize("seed", SEEDS)
+def test_mha_with_positions_in_the_scores_is_no_longer_permutation_equivariant(seed, positions):
+    """Without positions, self-attention permutes with its input (§3); with RoPE or ALiBi the
+    order changes the output, and each weight row still sums to 1."""
+    rng = np.random.default_rng(seed)
+    n, d_model, h = 5, 8, 2
+    x = rng.normal(size=(n, d_model))
+    params = random_mha_params(rng, d_model)
+    perm = np.array([1, 0, 2, 3, 4])
+    plain, _ = an.multi_head_attention(x, x, params, h)
+    plain_permuted, _ = an.multi_head_attention(x[perm], x[perm], params, h)
+    np.testing.assert_allclose(plain_permuted, plain[perm], rtol=0, atol=1e-12)
+    out, weights = an.multi_head_attention(x, x, params, h, positions=positions)
+    permuted, _ = an.multi_head_attention(x[perm], x[perm], params, h, positions=positions)
+    assert not np.allclose(permuted, out[perm])
+    np.testing.assert_allclose(weights.sum(-1), 1.0, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_mha_rope_rotates_every_heads_queries_and_keys(seed):
+    rng = np.random.default_rng(seed)
+    n_q, n_k, d_model, h = 4, 6, 8, 2
+    x_q, x_kv = rng.normal(size=(2, n_q, d_model)), rng.normal(size=(2, n_k, d_model))
+    params = random_mha_params(rng, d_model)
+    ours, weights = an.multi_head_attention(x_q, x_kv, params, h, positions="rope")
+    Q = an.split_heads(x_q @ params["W_q"] + params["b_q"], h)
+    K = an.split_heads(x_kv @ params["W_k"] + params["b_k"], h)
+    V = an.split_heads(x_kv @ params["W_v"] + params["b_v"], h)
+    Q, K = rope_complex(Q, np.arange(n_q)), rope_complex(K, np.arange(n_k))
+    out, expected_weights = an.scaled_dot_product_attention(Q, K, V)
+    np.testing.assert_allclose(weights, expected_weights, rtol=0, atol=1e-12)
+    expected = an.combine_heads(out) @ params["W_o"] + params["b_o"]
+    np.testing.assert_allclose(ours, expected, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("call", "match"),
+    [
+        (lambda: an.rope_rotate(np.zeros((3, 5)), [0, 1, 2]), "d even"),
+        (lambda: an.rope_rotate(np.zeros((3, 4)), [0, 1]), "one per row"),
+        (lambda: an.rope_rotate(np.zeros((3, 4)), [0.0, 1.0, 2.0]), "integers"),
+        (lambda: an.rope_rotate(np.zeros((3, 4)), [0, 1, 2], layout="neox"), "layout"),
+        (lambda: an.rope_rotate(np.zeros((3, 4)), [0, 1, 2], base=1), "base"),
+        (lambda: an.alibi_slopes(0), "n_heads"),
+        (lambda: an.alibi_bias(4, 3, 3, q_offset=-1), "q_offset"),
+        (lambda: an.rope_layout_permutation(7), "even"),
+        (
+            lambda: an.multi_head_attention(
+                np.zeros((3, 8)),
+                np.zeros((3, 8)),
+                random_mha_params(np.random.default_rng(0), 8),
+                2,
+                positions="relative",
+            ),
+            "unknown positions",
+        ),
+        (
+            lambda: an.scaled_dot_product_attention(
+                np.zeros((3, 4)), np.zeros((5, 4)), np.zeros((5, 4)), bias=np.zeros((3, 4))
+            ),
+            "does not broadcast",
+        ),
+    ],
+)
+def test_positions_in_scores_bad_input_raises_value_error(call, match):
+    with pytest.raises(ValueError, match=match):
+        call()

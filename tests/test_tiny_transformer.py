@@ -718,10 +718,10 @@ def test_cached_decoding_equals_uncached_random_model(seed, norm_first, length, 
     assert_same_decoding(random_model(seed, norm_first, dtype), random_source(seed), length)
 
 
-@pytest.mark.parametrize("pe", ["learned", "none"])
+@pytest.mark.parametrize("pe", ["learned", "none", "rope", "alibi"])
 @pytest.mark.parametrize("scale", [True, False])
 def test_cached_decoding_other_settings(pe, scale):
-    """Learned or no positional encoding, no 1/sqrt(d_k), one layer, one head."""
+    """Learned, no, or in-the-scores (§6.5) positions, no 1/sqrt(d_k), one layer, one head."""
     model = random_model(0, False, pe=pe, scale=scale, n_dec_layers=1, n_heads=1)
     assert_same_decoding(model, random_source(1, b=2, n=4), 9)
 
@@ -853,3 +853,74 @@ def test_the_pre_ln_switch_reaches_every_layer(norm_first):
     assert len(layers) == 4 and all(layer.norm_first is norm_first for layer in layers)
     for stack in (model.encoder, model.decoder):
         assert isinstance(stack.norm, nn.LayerNorm) is norm_first
+
+
+# -----------------------------------------------------------------------------
+# §6.5 beyond the lecture: RoPE and ALiBi in the scores, against attention_numpy (float64)
+
+
+@pytest.mark.parametrize("positions", ["rope", "alibi"])
+@pytest.mark.parametrize("need_weights", [False, True])
+@pytest.mark.parametrize("seed", SEEDS)
+def test_positions_in_the_scores_match_numpy(seed, need_weights, positions):
+    """Cross-attention with a padding mask and causal self-attention, fused path and explicit."""
+    theirs = torch_mha(seed)
+    ours = tt.MultiHeadAttention(D_MODEL, N_HEADS, positions=positions).double()
+    ours.load_from_torch(theirs)
+    params = an.mha_params_from_torch(theirs)
+    x, memory = randn(seed, 2, 5, D_MODEL), randn(seed + 100, 2, 7, D_MODEL)
+    keep = padding_mask(seed, 2, 7)
+    out, weights = ours(x, memory, memory, mask=keep[:, None, None, :], need_weights=need_weights)
+    expected, expected_weights = an.multi_head_attention(
+        x.numpy(), memory.numpy(), params, N_HEADS, keep[:, None, :].numpy(), positions=positions
+    )
+    assert_close(out, torch.from_numpy(expected))
+    if need_weights:
+        assert_close(weights, torch.from_numpy(expected_weights))
+    causal, _ = ours(x, x, x, is_causal=True, need_weights=need_weights)
+    expected, _ = an.multi_head_attention(
+        x.numpy(), x.numpy(), params, N_HEADS, an.create_look_ahead_mask(5), positions=positions
+    )
+    assert_close(causal, torch.from_numpy(expected))
+
+
+def test_rope_and_alibi_blocks_match_numpy():
+    x = randn(0, 2, 3, 9, 8)
+    positions = torch.arange(40, 49)
+    assert_close(tt.rope_rotate(x, positions), torch.from_numpy(an.rope_rotate(x, positions)))
+    for n in (1, 3, 4, 6, 8):
+        assert_close(tt.alibi_slopes(n), torch.from_numpy(an.alibi_slopes(n)))
+    assert_close(tt.alibi_bias(4, 3, 7, 2).double(), torch.from_numpy(an.alibi_bias(4, 3, 7, 2)))
+
+
+@pytest.mark.parametrize("pe", ["rope", "alibi"])
+def test_positions_in_the_scores_have_no_table_and_no_length_limit(pe):
+    model = random_model(0, False, pe=pe)  # max_len 32: no table is built to that length
+    assert not any(name.endswith("embed.pe") for name, _ in model.named_parameters())
+    tokens = random_source(0)
+    embed = model.encoder.embed
+    assert torch.equal(embed(tokens), embed.token(tokens))  # nothing added
+    src = random_source(1, b=2, n=40)
+    assert model(src, src).shape == (2, 40, VOCAB_SIZE)  # longer than max_len
+    assert_same_decoding(model, src, 36)
+    for layer in (*model.encoder.layers, *model.decoder.layers):
+        attentions = [m for m in layer.modules() if isinstance(m, tt.MultiHeadAttention)]
+        assert attentions and all(m.positions == pe for m in attentions)
+
+
+@pytest.mark.parametrize("pe", ["rope", "alibi"])
+def test_beam_search_with_positions_in_the_scores_cached_equals_uncached(pe):
+    model = random_model(1, True, pe=pe)
+    src = random_source(2, b=4, n=6)
+    cached = tt.beam_search(model, src, 3, 8, bos_id=BOS, use_cache=True)
+    uncached = tt.beam_search(model, src, 3, 8, bos_id=BOS, use_cache=False)
+    assert torch.equal(cached[0], uncached[0])
+    torch.testing.assert_close(cached[1], uncached[1], rtol=0, atol=1e-12)
+
+
+def test_bad_positions_in_the_scores_are_refused():
+    with pytest.raises(ValueError, match="unknown positions 'relative'"):
+        tt.MultiHeadAttention(16, 4, positions="relative")
+    with pytest.raises(ValueError, match="d_k = 3 must be even"):
+        tt.MultiHeadAttention(12, 4, positions="rope")
+    tt.MultiHeadAttention(12, 4, positions="alibi")  # ALiBi has no pairs: any d_k

@@ -66,6 +66,59 @@ def test_lookup_batch(seed):
         assert matches.tolist() and values[b, matches[0]] == target[b]
 
 
+@pytest.mark.parametrize("kind", ["copy", "reversal"])
+@pytest.mark.parametrize("seed", SEEDS)
+def test_known_length_batch_has_no_eos_and_the_target_the_task_reads(seed, kind):
+    """§6.5: copy reads input t at output t, reversal input L−1−t; the decoder's input is the
+    target shifted right behind BOS, and there is no EOS (the length is given)."""
+    src, tgt_in, tgt_out = tr.known_length_batch(generator(seed), 5, 7, kind)
+    assert src.shape == tgt_in.shape == tgt_out.shape == (5, 7)
+    expected = src if kind == "copy" else src.flip(1)
+    assert torch.equal(tgt_out, expected)
+    assert torch.all(tgt_in[:, 0] == tr.BOS) and torch.equal(tgt_in[:, 1:], expected[:, :-1])
+    assert not (tgt_out == tr.EOS).any() and tgt_out.min() >= tr.FIRST_SYMBOL
+
+
+def test_known_length_task_draws_every_length_of_its_range_one_per_batch():
+    task = tr.KnownLengthTask("copy", 2, 5)
+    gen = generator(0)
+    lengths = [task.sample(gen, 3)[0].shape[1] for _ in range(200)]
+    assert set(lengths) == {2, 3, 4, 5}
+    again = [task.sample(g, 3)[0].shape[1] for g in [generator(0)] for _ in range(200)]
+    assert lengths == again  # from the generator only
+    assert tr.KnownLengthTask("reversal", 6, 6).sample(gen, 2)[0].shape == (2, 6)
+
+
+def test_known_length_accuracy_decodes_exactly_l_tokens():
+    class Echo(torch.nn.Module):  # a "model" that decodes the source itself: copy done right
+        def greedy_decode(self, src, max_len, bos_id):
+            assert max_len == src.shape[1] and bos_id == tr.BOS
+            return src
+
+    src, _, tgt_out = tr.known_length_batch(generator(1), 40, 6, "reversal")
+    scores = tr.known_length_accuracy(Echo(), src, tgt_out)
+    expected = (src == tgt_out).double()
+    assert scores["symbol_accuracy"] == pytest.approx(expected.mean().item(), abs=1e-15)
+    assert scores["position_accuracy"] == pytest.approx(expected.mean(0).tolist(), abs=1e-15)
+    assert scores["sequence_accuracy"] == expected.min(1).values.mean().item()
+    src, _, tgt_out = tr.known_length_batch(generator(1), 4, 6, "copy")
+    assert tr.known_length_accuracy(Echo(), src, tgt_out)["sequence_accuracy"] == 1.0
+
+
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (lambda: tr.KnownLengthTask("sort", 1, 4), "unknown task 'sort'"),
+        (lambda: tr.KnownLengthTask("copy", 0, 4), "1 <= shortest <= longest"),
+        (lambda: tr.KnownLengthTask("copy", 5, 4), "1 <= shortest <= longest"),
+        (lambda: tr.known_length_batch(generator(0), 2, 3, "sort"), "unknown task 'sort'"),
+    ],
+)
+def test_known_length_bad_settings_raise(make, message):
+    with pytest.raises(ValueError, match=message):
+        make()
+
+
 def test_empty_batch_is_refused():
     with pytest.raises(ValueError, match="batch and L must be positive"):
         tr.reversal_batch(generator(0), 0, 8)

@@ -373,3 +373,84 @@ def test_06_6_widths_must_start_at_greedy_and_increase(widths):
 
     with pytest.raises(ValueError, match="widths must start at 1"):
         beam_search_study(**kwargs("06.6", widths=widths), seed=0)
+
+
+# -----------------------------------------------------------------------------
+# 06.7 length extrapolation (§6.5): train short, test long, four positional schemes
+
+
+def extrapolation(pe, task="copy", steps=10, **changes):
+    from lecture17.experiments.beyond import length_extrapolation
+    from lecture17.training import TrainSettings
+
+    settings = dict(
+        task=task,
+        pe=pe,
+        train_lengths=[1, 4],
+        test_lengths=[4, 6],
+        transformer=dict(d_model=16, n_heads=2, d_ff=32, n_enc_layers=1, n_dec_layers=1),
+        train=TrainSettings(steps=steps, lr=1e-3, warmup=5, batch_size=16, n_test=20),
+        device="cpu",
+        seed=0,
+    )
+    return length_extrapolation(**(settings | changes))
+
+
+@pytest.mark.parametrize("pe", ["sinusoidal", "learned", "rope", "alibi"])
+def test_06_7_rows_per_length_and_position(pe):
+    df = extrapolation(pe)
+    for length in (4, 6):
+        at = df[df["length"] == length]
+        positions = select(at, "position_accuracy")
+        assert positions["position"].tolist() == list(range(length))  # 0-based, every output
+        symbol = select(at, "symbol_accuracy")["value"].item()
+        assert symbol == pytest.approx(positions["value"].mean(), abs=1e-12)
+        assert 0 <= select(at, "sequence_accuracy")["value"].item() <= symbol
+    has_table_rows = "pe_unseen_rows_max_change" in set(df["quantity"])
+    assert has_table_rows == (pe == "learned")
+
+
+def test_06_7_a_learned_table_keeps_its_unseen_rows_and_moves_the_seen_ones():
+    """Trained on L ≤ 4, the rows 4 and 5 of the learned table get no gradient: unchanged,
+    bit for bit; every row 0..3 moved."""
+    df = extrapolation("learned", steps=20)
+    assert select(df, "pe_unseen_rows_max_change")["value"].item() == 0.0
+    assert select(df, "pe_seen_rows_min_change")["value"].item() > 0.0
+
+
+def test_06_7_the_row_changes_see_a_moved_unseen_row(monkeypatch):
+    """The measurement can fail: a table whose unseen rows do move is reported as moved."""
+    from lecture17.experiments import beyond
+
+    model = type("M", (torch.nn.Module,), {})()
+    model.pe = torch.nn.Parameter(torch.zeros(6, 3))
+    initial = {"pe": torch.zeros(6, 3)}
+    with torch.no_grad():
+        model.pe[:4] += 0.5
+        model.pe[5, 1] = -0.25
+    changes = beyond._pe_row_changes(model, initial, seen=4)
+    assert changes == {"pe_unseen_rows_max_change": 0.25, "pe_seen_rows_min_change": 0.5}
+
+
+def test_06_7_is_deterministic_and_the_schemes_differ():
+    first, again = extrapolation("rope"), extrapolation("rope")
+    pd.testing.assert_frame_equal(first, again)
+    assert not extrapolation("alibi")["value"].equals(first["value"])
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"task": "sort"}, r"unknown task 'sort'"),
+        ({"pe": "none"}, r"unknown pe 'none'"),
+        ({"train_lengths": [4]}, r"\[shortest, longest\]"),
+        ({"train_lengths": [5, 4]}, r"\[shortest, longest\]"),
+        ({"test_lengths": [6, 4]}, "increasing"),
+        ({"test_lengths": []}, "increasing"),
+        ({"transformer": {"d_model": 16}}, "exactly the keys"),
+        ({"device": "gpu"}, "unknown device"),
+    ],
+)
+def test_06_7_bad_settings_are_refused_before_training(changes, message):
+    with pytest.raises(ValueError, match=message):
+        extrapolation(**({"pe": "learned"} | changes))
