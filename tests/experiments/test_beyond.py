@@ -1,10 +1,14 @@
-"""Demos 06.1, 06.2 and 06.3: the lecture's "at scale" claims made concrete (§8.4, §9.5, §10.4).
+"""Demos 06.1–06.7: the lecture's "at scale" claims made concrete (§8.4, §9.5, §10.4), and the
+results it states without measuring (§6.5, §7.5, §8.4, §9.6).
 
 06.1 shows tiled_attention against the plain version (their equality and memory are tested in
 test_attention_numpy.py), 06.2 greedy decoding with a KV cache (test_tiny_transformer.py tests
 the cache), 06.3 the training step time on a GPU: built for one, it runs here on the CPU at toy
 sizes (the code path is the same apart from torch.cuda.synchronize), and on cuda where a GPU
-exists. The report's and the ledger's handling of 06.3 are tested in tests/reporting/.
+exists. 06.4 gradients at initialisation, 06.5 the hand-built reversal layer, 06.6 beam search
+on 05.1's kept models, 06.7 length extrapolation (RoPE and ALiBi themselves are tested in
+test_attention_numpy.py and test_tiny_transformer.py). The report's and the ledger's handling
+is tested in tests/reporting/.
 """
 
 import numpy as np

@@ -463,6 +463,51 @@ def step_time_by_length(table, ax):
     _legend_below(ax.figure, ax, ncols=3)
 
 
+# §6.5's four positional schemes (07.9): the two added to the input solid, the two in the
+# scores dashed
+PE_STYLE = {
+    "sinusoidal": ("sinusoidal", "tab:blue", "-"),
+    "learned": ("learned", "tab:orange", "-"),
+    "rope": ("RoPE", "tab:green", "--"),
+    "alibi": ("ALiBi", "tab:red", "--"),
+}
+
+
+@figure(
+    "07.9_extrapolation_by_position",
+    demo="07.9",
+    caption=(
+        "训练长度 ≤ 16、测试长度 48 时每个输出位置的准确率（10 个种子的平均，阴影是最小–最大）；"
+        "竖线左边的位置训练时见过。左：复制，右：反转。"
+        "Accuracy at each output position of length-48 sequences, trained on L ≤ 16."
+    ),
+)
+def extrapolation_by_position(table, ax):
+    """07.9 (§6.5): position accuracy at the longest test length, one panel per task."""
+    fig = ax.figure
+    ax.remove()
+    lengths = table.loc[table["quantity"] == "symbol_accuracy", "length"].astype(float)
+    # the config's test lengths start at the longest training length (06.7: 16)
+    seen, longest = int(lengths.min()), float(lengths.max())
+    rows = table[table["length"].astype(float) == longest]
+    tasks = list(dict.fromkeys(rows["task"].dropna()))  # the config's order
+    fig.set_size_inches(min(MAX_WIDTH, 4.3 * len(tasks)), 4.4)
+    axes = fig.subplots(1, len(tasks), squeeze=False, sharey=True)[0]
+    for panel, task in zip(axes, tasks, strict=True):
+        series = _series(rows[rows["task"] == task], "position_accuracy", "position", "pe")
+        for pe, (x, mean, low, high) in series.items():
+            name, colour, line = PE_STYLE.get(pe, (pe, None, "-"))
+            panel.plot(x, mean, line, color=colour, label=name)
+            panel.fill_between(x, low, high, color=colour, alpha=0.15, linewidth=0)
+        panel.axvline(seen - 0.5, color="grey", linestyle=":", linewidth=1)
+        panel.set_xlabel("output position $t$")
+        panel.set_ylim(-0.02, 1.02)
+        panel.set_title(f"{task}, $L$ = {longest:.0f}")
+    axes[0].set_ylabel("accuracy at $t$")
+    fig.suptitle(f"Trained on $L \\leq$ {seen}, tested at $L$ = {longest:.0f}")
+    _legend_below(fig, axes[0], ncols=4)
+
+
 # PyTorch's own models (06.3) in their counterpart's colour, dashed
 TORCH_STYLE = {"nn.Transformer": "tab:green", "nn.GRU": "tab:blue"}
 
