@@ -8,7 +8,13 @@ stat it is their mean. Accuracies are greedy decoding on n_test new sequences (�
 import numpy as np
 
 from lecture17.reporting.checks import Finding, check
-from lecture17.reporting.rates import at_least_once, rate_text, seeds_to_decide, wilson
+from lecture17.reporting.rates import (
+    at_least_once,
+    decide,
+    rate_text,
+    seeds_to_decide,
+    wilson,
+)
 
 # -----------------------------------------------------------------------------
 # helpers
@@ -273,7 +279,98 @@ def l17_05_3a_lower_triangular(v) -> Finding:
     )
 
 
+# -----------------------------------------------------------------------------
+# §9.4 beyond the lecture: do the heads matter? (06.8), rates over 09.1's recorded seeds
+
+HEADS_LEARNED = 0.9  # the lecture's "learned" 90 % (§4.4)
+
+
+def _every_head_keeps(full, per_head, what: str) -> Finding:
+    """Of the seeds whose full model learned, does most keep ≥ 0.9 with every head changed?
+    per_head: rows head 0..h-1, each the seeds in full's order (`stat: seeds`)."""
+    full = np.asarray(full, dtype=float)
+    per_head = np.asarray(per_head, dtype=float)
+    if full.size == 0 or per_head.size % full.size != 0:
+        raise ValueError(f"{per_head.size} head values do not split into {full.size} seeds")
+    per_head = per_head.reshape(-1, full.size)  # (heads, seeds)
+    learned = full >= HEADS_LEARNED
+    n = int(np.sum(learned))
+    if n == 0:
+        return Finding(
+            None, f"{full.size} 个种子没有一个学会 no seed learned（< {HEADS_LEARNED:g}）"
+        )
+    keeps = np.all(per_head >= HEADS_LEARNED, axis=0)
+    k = int(np.sum(keeps & learned))
+    ok, text = decide(k, n)
+    worst = float(np.min(per_head[:, learned]))
+    return Finding(
+        ok,
+        f"学会了的种子里{what}都还 ≥ {HEADS_LEARNED:g} 的 seeds that keep it with every head："
+        f"{text}（{full.size} 个种子里 {n} 个学会；最低 lowest {worst:.3f}）",
+    )
+
+
+@check
+def l17_06_8a_any_one_head_can_go(v) -> Finding:
+    """A seed shows it when its 4-head model learned and each single head knocked out leaves it
+    at ≥ 0.9; holds when most seeds that learned do."""
+    return _every_head_keeps(v["full"], v["heads_out"], "去掉每一个头之后 with each head out")
+
+
+@check
+def l17_06_8b_each_head_alone_does_the_job(v) -> Finding:
+    """As L17-06.8a, with every head but one knocked out."""
+    return _every_head_keeps(v["full"], v["heads_alone"], "只留每一个头时 with each head alone")
+
+
+def _lower_in_most_seeds(lower, higher, what: str) -> Finding:
+    """Of the seeds where the two differ, is `lower` below `higher` in most?"""
+    lower, higher = np.asarray(lower, dtype=float), np.asarray(higher, dtype=float)
+    differ = lower != higher
+    n = int(np.sum(differ))
+    if n == 0:
+        return Finding(None, f"没有一个种子两者不同 no seed where they differ（{lower.size} 个）")
+    ok, text = decide(int(np.sum(lower[differ] < higher[differ])), n)
+    return Finding(ok, f"{what}：{text}（{lower.size} 个种子里 {n} 个两者不同 differ）")
+
+
+@check
+def l17_06_8c_one_head_worse(v) -> Finding:
+    """A seed shows it when the 1-head model's symbol accuracy is below the 4-head one's."""
+    return _lower_in_most_seeds(v["one"], v["four"], "1 个头更低的种子 seeds where 1 head is lower")
+
+
+@check
+def l17_06_8d_narrow_heads_worse(v) -> Finding:
+    """A seed shows it when the 64-head (d_k = 1) model is below the 4-head one."""
+    return _lower_in_most_seeds(
+        v["many"], v["four"], "64 个头更低的种子 seeds where 64 heads are lower"
+    )
+
+
 EXAMPLES = {
+    "L17-06.8a": {  # ten seeds, four heads each (head 0's seeds, then head 1's, …)
+        "holds": {"full": [0.99] * 10, "heads_out": [0.97] * 40},
+        "fails": {"full": [0.99] * 10, "heads_out": [0.97] * 30 + [0.5] * 10},
+    },
+    "L17-06.8b": {
+        "holds": {"full": [0.99] * 10, "heads_alone": [0.95] * 40},
+        "fails": {"full": [0.99] * 10, "heads_alone": [0.3] * 40},
+    },
+    "L17-06.8c": {
+        "holds": {"one": [0.8, 0.9, 0.7, 0.85, 0.9, 0.6, 0.75, 0.8, 0.9, 0.7], "four": [0.99] * 10},
+        "fails": {"one": [0.99] * 10, "four": [0.8, 0.9, 0.7, 0.85, 0.9, 0.6, 0.75, 0.8, 0.9, 0.7]},
+    },
+    "L17-06.8d": {
+        "holds": {
+            "many": [0.5, 0.6, 0.4, 0.55, 0.5, 0.6, 0.45, 0.5, 0.6, 0.4],
+            "four": [0.99] * 10,
+        },
+        "fails": {
+            "many": [0.99] * 10,
+            "four": [0.5, 0.6, 0.4, 0.55, 0.5, 0.6, 0.45, 0.5, 0.6, 0.4],
+        },
+    },
     "L17-05.3a": {  # two heads, n = 3 (L = 2): lower-triangular, or one weight on the next key
         "holds": {
             "settings.seq_len": [2],

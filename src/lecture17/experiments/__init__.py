@@ -103,6 +103,7 @@ SCRIPTS = {
     "06": "超出讲义 beyond",
     "07": "稳健性与读法 robustness, readings（记录的运行 recorded）",
     "08": "练习的运行 exercise runs（记录的运行 recorded）",
+    "09": "超出讲义：更多种子 beyond, more seeds（记录的运行 recorded）",
     "13": "练习 exercises",
 }
 
@@ -246,6 +247,14 @@ _REGISTRY = [
         kind="training",
         rule="length_extrapolation",
     ),
+    Demo(
+        "06.8",
+        "beyond.head_study",
+        "§9.4",
+        "头数与去掉一个头 heads: how many, and knocked out",
+        kind="training",
+        rule="head_study",
+    ),
     # 07 robustness seeds and readings, 08 the exercises' runs: recorded (`make robustness`,
     # report/measured/), seeds disjoint from the protocol's, every list fixed in the config
     Demo(
@@ -358,6 +367,16 @@ _REGISTRY = [
         kind="recorded",
         rule="exercise_runs_pe",
         extends="03.5",
+    ),
+    # 09 beyond the lecture on more seeds: recorded, for the rate claims of a beyond demo
+    Demo(
+        "09.1",
+        "beyond.head_study",
+        "§9.4",
+        "头数与去掉一个头：10 个种子",
+        kind="recorded",
+        rule="robustness_heads",
+        extends="06.8",
     ),
     # §13 exercises whose answers are numbers
     Demo("13.1", "exercises.exercise_answers", "§13", "练习 1、3、4、7 的数字答案"),

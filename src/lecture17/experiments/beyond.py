@@ -9,6 +9,8 @@
     06.6  beam_search_study       §8.4         beam search and exposure bias on 05.1's models
     06.7  length_extrapolation    §6.5         train on L ≤ 16, test longer: sinusoidal, learned,
                                                RoPE, ALiBi on copy and reversal
+    06.8  head_study              §9.4, §5.2   1 to 64 heads at d_model 64; the 4-head model's
+                                               cross-attention heads knocked out
 
 References: Dao et al. (2022), "FlashAttention: Fast and Memory-Efficient Exact Attention with
 IO-Awareness", NeurIPS, arXiv:2205.14135 (tiling and the online softmax);
@@ -723,3 +725,100 @@ def length_extrapolation(
         if pe == "learned":
             records += rows(_pe_row_changes(net.cpu(), initial, longest))
     return tidy(records, ["length", "position"])
+
+
+# -------------------------------------------------------------------------------------------
+# 06.8 §9.4 / §5.2 / §12 do the heads matter? A head-count sweep, and the 4-head model's
+# cross-attention heads knocked out
+
+
+@contextlib.contextmanager
+def heads_zeroed(attention, heads):
+    """Inside, `attention` (a tiny_transformer.MultiHeadAttention) runs with the listed heads'
+    outputs set to 0 before W^O: head h's slice h d_k .. (h + 1) d_k of the concatenation
+    (§5.2), on every path (the full forward and the cached steps both end in out_proj)."""
+    d_k = attention.d_k
+    keep = np.ones(attention.d_model)
+    for h in heads:
+        keep[h * d_k : (h + 1) * d_k] = 0.0
+
+    def zero(module, inputs):
+        (context,) = inputs
+        return (context * context.new_tensor(keep),)
+
+    handle = attention.out_proj.register_forward_pre_hook(zero)
+    try:
+        yield
+    finally:
+        handle.remove()
+
+
+def _check_heads(transformer, n_heads, ablate, seq_len, device):
+    from lecture17.training import check_device
+
+    if set(transformer) != TRANSFORMER_SIZE_KEYS:
+        raise ValueError(
+            f"transformer must have exactly the keys {sorted(TRANSFORMER_SIZE_KEYS)}; "
+            f"got {sorted(transformer)}"
+        )
+    if isinstance(n_heads, bool) or not isinstance(n_heads, int) or n_heads < 1:
+        raise ValueError(f"n_heads must be an integer >= 1, got {n_heads!r}")
+    if transformer["d_model"] % n_heads != 0:
+        raise ValueError(f"d_model ({transformer['d_model']}) must be divisible by {n_heads} heads")
+    if not isinstance(ablate, list) or not all(isinstance(a, int) and a >= 1 for a in ablate):
+        raise ValueError(f"ablate must be a list of head counts, got {ablate!r}")
+    if isinstance(seq_len, bool) or not isinstance(seq_len, int) or seq_len < 1:
+        raise ValueError(f"seq_len must be an integer >= 1, got {seq_len!r}")
+    check_device(device)
+
+
+def head_study(
+    *,
+    n_heads: int,
+    transformer: dict,
+    seq_len: int,
+    ablate: list[int],
+    train: TrainSettings,
+    device: str,
+    seed: int,
+) -> pd.DataFrame:
+    """Train 05.1's Transformer with `n_heads` heads (d_model fixed, d_k = d_model / n_heads;
+    the parameter count does not change, §5.2) on §9.1's reversal of length seq_len.
+
+    Rows: d_k; token_, symbol_ and sequence_accuracy by greedy decoding on 05.1's test set.
+    Where n_heads is in `ablate` (the lecture's 4), the decoder's cross-attention heads
+    (the ones §9.4 draws) are knocked out — zeroed before W^O, in every decoder layer — and
+    the model decoded again: per 0-based `head`, without_head_symbol_accuracy (that head out)
+    and only_head_symbol_accuracy (every other head out). With n_heads = 4 and the same seed
+    the model is 05.1's (and 05.3's): the same builder, task and training.
+    """
+    _check_heads(transformer, n_heads, ablate, seq_len, device)
+    import torch
+
+    from lecture17.experiments.transformer_vs_rnn import train_reversal
+    from lecture17.training import ReversalTask, evaluation_set, single_thread, to_device
+
+    sizes = {"transformer": transformer | {"n_heads": n_heads}}
+    result, _ = train_reversal(
+        model="transformer", seq_len=seq_len, sizes=sizes, train=train, device=device, seed=seed
+    )
+    names = ("token_accuracy", "symbol_accuracy", "sequence_accuracy")
+    records = rows({"d_k": transformer["d_model"] // n_heads})
+    records += rows({q: result.final[q] for q in names})
+    if n_heads in ablate:
+        task = ReversalTask(seq_len)
+        test = to_device(evaluation_set(task, seed, train.n_test), device)
+        net = result.model.eval()
+        crosses = [layer.cross_attn for layer in net.decoder.layers]
+        with single_thread(), torch.no_grad():
+            for h in range(n_heads):
+                for out, heads in (
+                    ("without", [h]),
+                    ("only", [g for g in range(n_heads) if g != h]),
+                ):
+                    with contextlib.ExitStack() as zeroed:
+                        for attention in crosses:
+                            zeroed.enter_context(heads_zeroed(attention, heads))
+                        score = task.evaluate(net, test)["symbol_accuracy"]
+                    records.append(row(f"{out}_head_symbol_accuracy", score, head=h))
+    return tidy(records, ["head"])
