@@ -486,10 +486,13 @@ def extrapolation_by_position(table, ax):
     """07.9 (§6.5): position accuracy at the longest test length, one panel per task."""
     fig = ax.figure
     ax.remove()
-    lengths = table.loc[table["quantity"] == "symbol_accuracy", "length"].astype(float)
+    import pandas as pd
+
+    length = pd.to_numeric(table["length"], errors="coerce")  # blank on the table's own rows
+    lengths = length[table["quantity"] == "symbol_accuracy"]
     # the config's test lengths start at the longest training length (06.7: 16)
     seen, longest = int(lengths.min()), float(lengths.max())
-    rows = table[table["length"].astype(float) == longest]
+    rows = table[length == longest]
     tasks = list(dict.fromkeys(rows["task"].dropna()))  # the config's order
     fig.set_size_inches(min(MAX_WIDTH, 4.3 * len(tasks)), 4.4)
     axes = fig.subplots(1, len(tasks), squeeze=False, sharey=True)[0]
