@@ -458,3 +458,97 @@ def test_06_7_is_deterministic_and_the_schemes_differ():
 def test_06_7_bad_settings_are_refused_before_training(changes, message):
     with pytest.raises(ValueError, match=message):
         extrapolation(**({"pe": "learned"} | changes))
+
+
+# -----------------------------------------------------------------------------
+# 06.8 do the heads matter? (§9.4, §5, §12)
+
+HEAD_SIZES = dict(d_model=16, n_heads=2, d_ff=32, n_enc_layers=1, n_dec_layers=1)
+
+
+def heads_run(n_heads, ablate=None, steps=10, **changes):
+    from lecture17.experiments.beyond import head_study
+    from lecture17.training import TrainSettings
+
+    settings = dict(
+        n_heads=n_heads,
+        transformer=HEAD_SIZES,
+        seq_len=4,
+        ablate=[2] if ablate is None else ablate,
+        train=TrainSettings(steps=steps, lr=1e-3, warmup=5, batch_size=16, n_test=20),
+        device="cpu",
+        seed=0,
+    )
+    return head_study(**(settings | changes))
+
+
+def test_06_8_a_zeroed_head_is_its_slice_of_the_concatenation_set_to_zero():
+    from lecture17 import tiny_transformer as tt
+    from lecture17.experiments.beyond import heads_zeroed
+
+    torch.manual_seed(0)
+    attention = tt.MultiHeadAttention(16, 4).double().eval()
+    x = torch.randn(2, 5, 16, dtype=torch.float64)
+    seen = {}
+    attention.out_proj.register_forward_hook(lambda m, inputs, out: seen.update(ctx=inputs[0]))
+    full, _ = attention(x, x, x)
+    context = seen["ctx"].clone()
+    with heads_zeroed(attention, [1, 3]):
+        out, _ = attention(x, x, x)
+    keep = torch.ones(16, dtype=torch.float64)
+    keep[4:8] = keep[12:16] = 0
+    torch.testing.assert_close(out, attention.out_proj(context * keep), rtol=0, atol=1e-12)
+    assert not torch.allclose(out, full)
+    again, _ = attention(x, x, x)  # the hook is gone on leaving
+    assert torch.equal(again, full)
+
+
+def test_06_8_rows_and_the_ablation_only_where_asked():
+    ablated, plain = heads_run(2), heads_run(1, ablate=[2])
+    assert select(ablated, "d_k")["value"].item() == 8
+    assert select(plain, "d_k")["value"].item() == 16
+    assert select(ablated, "without_head_symbol_accuracy")["head"].tolist() == [0, 1]
+    assert select(ablated, "only_head_symbol_accuracy")["head"].tolist() == [0, 1]
+    assert "without_head_symbol_accuracy" not in set(plain["quantity"])
+
+
+def test_06_8_one_head_alone_is_the_whole_model():
+    """With 1 head, 'only head 0' zeroes nothing: exactly the full model's accuracy."""
+    df = heads_run(1, ablate=[1], steps=30)
+    full = select(df, "symbol_accuracy")["value"].item()
+    assert select(df, "only_head_symbol_accuracy")["value"].item() == full
+
+
+def test_06_8_with_the_config_heads_it_is_05_1s_model():
+    """The same builder, task, training and seed as 05.1: the same accuracies, bit for bit."""
+    from lecture17.experiments.transformer_vs_rnn import reversal_comparison
+    from lecture17.training import TrainSettings
+
+    ours = heads_run(2, ablate=[])
+    train = TrainSettings(steps=10, lr=1e-3, warmup=5, batch_size=16, n_test=20)
+    theirs = reversal_comparison(
+        model="transformer",
+        seq_len=4,
+        sizes={"transformer": HEAD_SIZES},
+        train=train,
+        device="cpu",
+        seed=0,
+    )
+    for q in ("token_accuracy", "symbol_accuracy", "sequence_accuracy"):
+        assert select(ours, q)["value"].item() == select(theirs, q)["value"].item()
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"n_heads": 3}, "divisible by 3 heads"),
+        ({"n_heads": 0}, "n_heads must be an integer >= 1"),
+        ({"ablate": 4}, "ablate must be a list"),
+        ({"seq_len": 0}, "seq_len must be an integer >= 1"),
+        ({"transformer": {"d_model": 16}}, "exactly the keys"),
+        ({"device": "gpu"}, "unknown device"),
+    ],
+)
+def test_06_8_bad_settings_are_refused_before_training(changes, message):
+    with pytest.raises(ValueError, match=message):
+        heads_run(**({"n_heads": 2} | changes))

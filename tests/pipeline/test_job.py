@@ -70,7 +70,7 @@ BAD_CONFIGS = {
     "unknown demo": (
         ["demos", "99.9"],
         {"seeds": [0], "settings": {}},
-        ["'99.9' does not match '^(0[1-8]|13)\\\\.[1-9]$'", "['demos']"],
+        ["'99.9' does not match '^(0[1-9]|13)\\\\.[1-9]$'", "['demos']"],
     ),
     "unknown demo of a known script": (
         ["demos", "01.9"],
