@@ -253,7 +253,7 @@ def test_the_study_reading_is_at_most_one_and_a_half_lectures_and_the_audit_keep
     assert hidden == 0 and takes and all(takes)
     if "reference" in str(page_path) or page_path.name == "lecture17.html":
         ratio = len(study) / LECTURE_CHARS
-        assert ratio <= STUDY_RATIO, f"the study reading is {ratio:.2f}× the lecture's text"
+        assert ratio <= STUDY_RATIO, f"the study reading is {ratio:.3f}× the lecture's text"
     audit_reading(tab)
     audit = visible_text(tab)
     assert len(audit) > len(study)

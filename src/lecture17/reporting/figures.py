@@ -477,9 +477,8 @@ PE_STYLE = {
     "07.9_extrapolation_by_position",
     demo="07.9",
     caption=(
-        "训练长度 ≤ 16、测试长度 48 时每个输出位置的准确率（10 个种子的平均，阴影是最小–最大）；"
-        "竖线左边的位置训练时见过。左：复制，右：反转。"
-        "Accuracy at each output position of length-48 sequences, trained on L ≤ 16."
+        "训练 L ≤ 16、测试 L = 48 时每个输出位置的准确率（10 个种子，阴影为最小–最大；竖线左边训练时见过）。"
+        "Accuracy by output position at L = 48."
     ),
 )
 def extrapolation_by_position(table, ax):
