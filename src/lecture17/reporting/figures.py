@@ -477,7 +477,8 @@ PE_STYLE = {
     "07.9_extrapolation_by_position",
     demo="07.9",
     caption=(
-        "训练 L ≤ 16、测试 L = 48 时每个输出位置的准确率（10 个种子，阴影为最小–最大；竖线左边训练时见过）。"
+        "训练 L ≤ 16、测试 L = 48 时每个输出位置的准确率"
+        "（10 个种子，阴影为最小–最大；竖线左边训练时见过）。"
         "Accuracy by output position at L = 48."
     ),
 )
