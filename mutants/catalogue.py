@@ -297,8 +297,8 @@ CATALOGUE = [
     _torch(
         "encoder_ignores_norm_first",
         "Encoder.__init__",
-        "EncoderLayer(c.d_model, c.n_heads, c.d_ff, c.norm_first, c.scale)",
-        "EncoderLayer(c.d_model, c.n_heads, c.d_ff, scale=c.scale)",
+        "EncoderLayer(c.d_model, c.n_heads, c.d_ff, c.norm_first, c.scale, score_pe(c))",
+        "EncoderLayer(c.d_model, c.n_heads, c.d_ff, scale=c.scale, positions=score_pe(c))",
         "the Pre-LN switch not passed to the encoder layers: they stay Post-LN",
     ),
     _torch(

@@ -647,6 +647,28 @@ def _pe_row_changes(model, initial: dict, seen: int) -> dict:
     return {"pe_unseen_rows_max_change": unseen, "pe_seen_rows_min_change": seen_min}
 
 
+def _learned_tables(model) -> dict:
+    """The learned PE tables of a freshly built model, copied (on the CPU, before training)."""
+    return {
+        name: p.detach().clone()
+        for name, p in model.named_parameters()
+        if name.endswith("embed.pe")
+    }
+
+
+def _length_rows(net, task: str, length: int, train: TrainSettings, device, seed) -> list:
+    """Accuracies of `net` on train.n_test fresh sequences of one length (seed + 10 000)."""
+    from lecture17.training import KnownLengthTask, evaluation_set, to_device
+
+    at = KnownLengthTask(task, length, length)
+    scores = at.evaluate(net, to_device(evaluation_set(at, seed, train.n_test), device))
+    records = rows({k: scores[k] for k in ("symbol_accuracy", "sequence_accuracy")}, length=length)
+    return records + [
+        row("position_accuracy", acc, length=length, position=t)
+        for t, acc in enumerate(scores["position_accuracy"])
+    ]
+
+
 def length_extrapolation(
     *,
     task: str,
@@ -678,13 +700,7 @@ def length_extrapolation(
     import torch
 
     from lecture17 import tiny_transformer as tt
-    from lecture17.training import (
-        VOCAB_SIZE,
-        KnownLengthTask,
-        evaluation_set,
-        single_thread,
-        to_device,
-    )
+    from lecture17.training import VOCAB_SIZE, KnownLengthTask, single_thread
     from lecture17.training import train as train_model
 
     config = tt.TransformerConfig(
@@ -694,34 +710,17 @@ def length_extrapolation(
 
     def make_model():
         model = tt.Transformer(config)
-        initial.update(  # the learned tables as initialised (on the CPU, before training)
-            {
-                name: p.detach().clone()
-                for name, p in model.named_parameters()
-                if name.endswith("embed.pe")
-            }
-        )
+        initial.update(_learned_tables(model))
         return model
 
     shortest, longest = train_lengths
-    result = train_model(
-        make_model, KnownLengthTask(task, shortest, longest), train, seed=seed, device=device
-    )
+    task_ = KnownLengthTask(task, shortest, longest)
+    result = train_model(make_model, task_, train, seed=seed, device=device)
     records = []
     with single_thread(), torch.no_grad():
         net = result.model.eval()
         for length in test_lengths:
-            test = to_device(
-                evaluation_set(KnownLengthTask(task, length, length), seed, train.n_test), device
-            )
-            scores = KnownLengthTask(task, length, length).evaluate(net, test)
-            records += rows(
-                {k: scores[k] for k in ("symbol_accuracy", "sequence_accuracy")}, length=length
-            )
-            records += [
-                row("position_accuracy", acc, length=length, position=t)
-                for t, acc in enumerate(scores["position_accuracy"])
-            ]
+            records += _length_rows(net, task, length, train, device, seed)
         if pe == "learned":
             records += rows(_pe_row_changes(net.cpu(), initial, longest))
     return tidy(records, ["length", "position"])
@@ -772,6 +771,28 @@ def _check_heads(transformer, n_heads, ablate, seq_len, device):
     check_device(device)
 
 
+def _ablation_rows(net, seq_len: int, train: TrainSettings, device, seed) -> list:
+    """Symbol accuracy on the model's test set with each decoder cross-attention head knocked
+    out (`without_head_…`) and with every other head knocked out (`only_head_…`), per head."""
+    import torch
+
+    from lecture17.training import ReversalTask, evaluation_set, single_thread, to_device
+
+    task = ReversalTask(seq_len)
+    test = to_device(evaluation_set(task, seed, train.n_test), device)
+    crosses = [layer.cross_attn for layer in net.decoder.layers]
+    n_heads, records = crosses[0].n_heads, []
+    with single_thread(), torch.no_grad():
+        for h in range(n_heads):
+            for out, heads in (("without", [h]), ("only", [g for g in range(n_heads) if g != h])):
+                with contextlib.ExitStack() as zeroed:
+                    for attention in crosses:
+                        zeroed.enter_context(heads_zeroed(attention, heads))
+                    score = task.evaluate(net, test)["symbol_accuracy"]
+                records.append(row(f"{out}_head_symbol_accuracy", score, head=h))
+    return records
+
+
 def head_study(
     *,
     n_heads: int,
@@ -793,10 +814,7 @@ def head_study(
     the model is 05.1's (and 05.3's): the same builder, task and training.
     """
     _check_heads(transformer, n_heads, ablate, seq_len, device)
-    import torch
-
     from lecture17.experiments.transformer_vs_rnn import train_reversal
-    from lecture17.training import ReversalTask, evaluation_set, single_thread, to_device
 
     sizes = {"transformer": transformer | {"n_heads": n_heads}}
     result, _ = train_reversal(
@@ -806,19 +824,5 @@ def head_study(
     records = rows({"d_k": transformer["d_model"] // n_heads})
     records += rows({q: result.final[q] for q in names})
     if n_heads in ablate:
-        task = ReversalTask(seq_len)
-        test = to_device(evaluation_set(task, seed, train.n_test), device)
-        net = result.model.eval()
-        crosses = [layer.cross_attn for layer in net.decoder.layers]
-        with single_thread(), torch.no_grad():
-            for h in range(n_heads):
-                for out, heads in (
-                    ("without", [h]),
-                    ("only", [g for g in range(n_heads) if g != h]),
-                ):
-                    with contextlib.ExitStack() as zeroed:
-                        for attention in crosses:
-                            zeroed.enter_context(heads_zeroed(attention, heads))
-                        score = task.evaluate(net, test)["symbol_accuracy"]
-                    records.append(row(f"{out}_head_symbol_accuracy", score, head=h))
+        records += _ablation_rows(result.model.eval(), seq_len, train, device, seed)
     return tidy(records, ["head"])
