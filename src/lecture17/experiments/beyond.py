@@ -656,7 +656,7 @@ def _learned_tables(model) -> dict:
     }
 
 
-def _length_rows(net, task: str, length: int, train: TrainSettings, device, seed) -> list:
+def _extrapolation_rows(net, task: str, length: int, train: TrainSettings, device, seed) -> list:
     """Accuracies of `net` on train.n_test fresh sequences of one length (seed + 10 000)."""
     from lecture17.training import KnownLengthTask, evaluation_set, to_device
 
@@ -720,7 +720,7 @@ def length_extrapolation(
     with single_thread(), torch.no_grad():
         net = result.model.eval()
         for length in test_lengths:
-            records += _length_rows(net, task, length, train, device, seed)
+            records += _extrapolation_rows(net, task, length, train, device, seed)
         if pe == "learned":
             records += rows(_pe_row_changes(net.cpu(), initial, longest))
     return tidy(records, ["length", "position"])
