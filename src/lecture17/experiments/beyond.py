@@ -680,21 +680,14 @@ def length_extrapolation(
     device: str,
     seed: int,
 ) -> pd.DataFrame:
-    """Train §6.6's small Transformer with one positional scheme on lengths ≤ 16, test longer.
+    """Train §6.6's small Transformer with one positional scheme on L ≤ 16, test longer.
 
-    `task`: "copy" (output t reads input t, a fixed offset) or "reversal" (output t reads input
-    L − 1 − t: it needs the length), training.KnownLengthTask: L uniform on train_lengths, one
-    length per batch; decoded for exactly L tokens (the length is given: no EOS to predict, so
-    a wrong output is a wrong place read, never a wrong length). `pe`: sinusoidal or learned
-    (added to the input, §6.2, §6.5), rope or alibi (in every attention block's scores, the
-    cross-attention's too: decoder position t against source position s). The tables (learned
-    and sinusoidal) have max(test_lengths) rows; a learned row beyond the longest training
-    length keeps its initialisation (it is what the model reads there: measured).
-
-    Rows: per `length` of test_lengths (train.n_test fresh sequences each, from seed + 10 000 as
-    every test set here): symbol_accuracy, sequence_accuracy, and position_accuracy per 0-based
-    `position`; learned only: pe_unseen_rows_max_change (0 when the unseen rows are their
-    initialisation) and pe_seen_rows_min_change (> 0: every seen row moved).
+    `task` "copy" (output t reads input t) or "reversal" (input L − 1 − t), KnownLengthTask:
+    one L per batch, decoded for exactly L tokens (no EOS: a wrong output is a wrong place
+    read). `pe`: sinusoidal or learned (added to the input; tables of max(test_lengths) rows),
+    rope or alibi (in every attention block's scores, cross-attention too). Rows per `length`:
+    symbol_, sequence_ and position_accuracy (0-based `position`); learned only:
+    pe_unseen_rows_max_change (0: unseen rows keep their init) and pe_seen_rows_min_change.
     """
     _check_extrapolation(task, pe, train_lengths, test_lengths, transformer, device)
     import torch
@@ -703,26 +696,23 @@ def length_extrapolation(
     from lecture17.training import VOCAB_SIZE, KnownLengthTask, single_thread
     from lecture17.training import train as train_model
 
-    config = tt.TransformerConfig(
-        VOCAB_SIZE, VOCAB_SIZE, pe=pe, max_len=max(test_lengths), **transformer
-    )
-    initial = {}
+    size = dict(pe=pe, max_len=max(test_lengths), **transformer)
+    config, initial = tt.TransformerConfig(VOCAB_SIZE, VOCAB_SIZE, **size), {}
 
     def make_model():
         model = tt.Transformer(config)
         initial.update(_learned_tables(model))
         return model
 
-    shortest, longest = train_lengths
-    task_ = KnownLengthTask(task, shortest, longest)
-    result = train_model(make_model, task_, train, seed=seed, device=device)
+    lengths = KnownLengthTask(task, *train_lengths)
+    result = train_model(make_model, lengths, train, seed=seed, device=device)
     records = []
     with single_thread(), torch.no_grad():
         net = result.model.eval()
         for length in test_lengths:
             records += _extrapolation_rows(net, task, length, train, device, seed)
         if pe == "learned":
-            records += rows(_pe_row_changes(net.cpu(), initial, longest))
+            records += rows(_pe_row_changes(net.cpu(), initial, train_lengths[1]))
     return tidy(records, ["length", "position"])
 
 
