@@ -616,6 +616,14 @@ EXTRAPOLATION_PE = ("sinusoidal", "learned", "rope", "alibi")
 TRANSFORMER_SIZE_KEYS = {"d_model", "n_heads", "d_ff", "n_enc_layers", "n_dec_layers"}
 
 
+def _check_transformer_keys(transformer: dict) -> None:
+    if set(transformer) != TRANSFORMER_SIZE_KEYS:
+        raise ValueError(
+            f"transformer must have exactly the keys {sorted(TRANSFORMER_SIZE_KEYS)}; "
+            f"got {sorted(transformer)}"
+        )
+
+
 def _check_extrapolation(task, pe, train_lengths, test_lengths, transformer, device):
     """Refuse bad settings before any model is built, naming what is allowed."""
     from lecture17.training import KNOWN_LENGTH_TASKS, check_device
@@ -628,11 +636,7 @@ def _check_extrapolation(task, pe, train_lengths, test_lengths, transformer, dev
         raise ValueError(f"train_lengths must be [shortest, longest], got {train_lengths}")
     if not test_lengths or test_lengths != sorted(set(test_lengths)) or test_lengths[0] < 1:
         raise ValueError(f"test_lengths must be increasing lengths >= 1, got {test_lengths}")
-    if set(transformer) != TRANSFORMER_SIZE_KEYS:
-        raise ValueError(
-            f"transformer must have exactly the keys {sorted(TRANSFORMER_SIZE_KEYS)}; "
-            f"got {sorted(transformer)}"
-        )
+    _check_transformer_keys(transformer)
     check_device(device)
 
 
@@ -745,11 +749,7 @@ def heads_zeroed(attention, heads):
 def _check_heads(transformer, n_heads, ablate, seq_len, device):
     from lecture17.training import check_device
 
-    if set(transformer) != TRANSFORMER_SIZE_KEYS:
-        raise ValueError(
-            f"transformer must have exactly the keys {sorted(TRANSFORMER_SIZE_KEYS)}; "
-            f"got {sorted(transformer)}"
-        )
+    _check_transformer_keys(transformer)
     if isinstance(n_heads, bool) or not isinstance(n_heads, int) or n_heads < 1:
         raise ValueError(f"n_heads must be an integer >= 1, got {n_heads!r}")
     if transformer["d_model"] % n_heads != 0:
