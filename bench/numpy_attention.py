@@ -28,7 +28,7 @@ import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
 from lecture17.attention_numpy import scaled_dot_product_attention  # noqa: E402
-from lecture17.experiments.timing import interleaved_ms  # noqa: E402
+from lecture17.timing import interleaved_ms  # noqa: E402
 
 
 def textbook_attention(Q, K, V):

@@ -26,8 +26,8 @@ import yaml
 from torch.profiler import ProfilerActivity, profile
 from torch.utils.flop_counter import FlopCounterMode
 
-from lecture17.experiments.timing import median_ms
 from lecture17.experiments.transformer_vs_rnn import builder
+from lecture17.timing import median_ms
 from lecture17.training import ReversalTask, make_optimizer, train_step
 
 GEMM_OPS = ("aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm", "aten::addmv")

@@ -26,7 +26,7 @@ import argparse
 import torch
 
 from lecture17.experiments.beyond import training_step
-from lecture17.experiments.timing import interleaved_ms
+from lecture17.timing import interleaved_ms
 from lecture17.tiny_transformer import GRUSeq2Seq, Transformer, TransformerConfig
 from lecture17.torch_models import PlainGRU, TorchTransformer
 from lecture17.training import VOCAB_SIZE, reversal_batch, to_device

@@ -24,8 +24,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from step_time import build_models  # noqa: E402
 
 from lecture17.experiments.beyond import training_step  # noqa: E402
-from lecture17.experiments.timing import timed  # noqa: E402
 from lecture17.pipeline.aggregate import read_tables  # noqa: E402
+from lecture17.timing import timed  # noqa: E402
 from lecture17.training import reversal_batch  # noqa: E402
 
 OURS = {

@@ -8,8 +8,8 @@ with `ast`, so a moved function still patches and a renamed one fails, naming th
 `code` says whose code it edits: "analytic" (attention_numpy.py, the numpy blocks that no demo
 trains, and the analytic demos' own code in experiments/: the sensitivity of 01.4, the Monte
 Carlo of 02.1-02.2, the counts of 01.5 and 04.5) or "trained" (tiny_transformer.py and
-training.py, the models and the loop the trained demos run; a few of their functions also feed
-analytic demos, e.g. the KV cache of 06.2).
+training.py, the models (§4.4's LookupAttention among them) and the loop the trained demos
+run; a few of their functions also feed analytic demos, e.g. the KV cache of 06.2).
 
 Only bugs that can reach a number this project computes are here: its tasks have no padding
 and its models no dropout, so no padding-only or dropout bug is listed.
@@ -329,6 +329,13 @@ CATALOGUE = [
         "context = weights @ keys",
         "attention averages the projected keys W_a h_s instead of the encoder states h_s",
     ),
+    _torch(
+        "lookup_scale_by_d_k",
+        "LookupAttention.forward",
+        "scores = scores / math.sqrt(self.d_k)",
+        "scores = scores / self.d_k",
+        "look-up scores divided by d_k instead of sqrt(d_k)",
+    ),
     # --- training.py: tasks, the loop, evaluation (§4.4, §7.5, §8.4, §9) ---------------------
     _training(
         "teacher_forcing_unshifted",
@@ -350,13 +357,6 @@ CATALOGUE = [
         "lr * min(1.0, (step + 1) / warmup)",
         "lr * (step + 1) / warmup",
         "warmup without the min(1, ·): the learning rate keeps growing after the warmup",
-    ),
-    _training(
-        "lookup_scale_by_d_k",
-        "LookupAttention.forward",
-        "scores = scores / math.sqrt(self.d_k)",
-        "scores = scores / self.d_k",
-        "look-up scores divided by d_k instead of sqrt(d_k)",
     ),
     _training(
         "test_set_is_training_stream",

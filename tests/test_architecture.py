@@ -1,6 +1,13 @@
-"""The package's two halves: the lecture's code at the top of lecture17 (what students read),
-the machinery in lecture17.pipeline and lecture17.reporting. Imports run one way only: the
-lecture's code imports nothing from the machinery, so it reads (and runs) on its own."""
+"""The package's layers, and the one way imports run between them.
+
+From the bottom: the lecture's own modules at the top of lecture17 (what students read:
+attention_numpy, tiny_transformer, training, torch_models, and their torch-free helpers timing
+and train_settings); experiments (one module per lecture script, the demo registry); then the
+machinery: pipeline, reporting, and the command line (lecture17.__main__). A module may import
+from its own layer and from the layers below it, never from one above: the lecture's code reads
+(and runs) on its own, and the experiments on the lecture's code alone. Every edge of the
+import graph is checked (imports inside functions included).
+"""
 
 import shutil
 from pathlib import Path
@@ -10,64 +17,87 @@ from conftest import ROOT
 
 from lecture17.pipeline.deps import imported_modules
 
-LECTURE = ("attention_numpy", "tiny_transformer", "training", "torch_models", "experiments")
-MACHINERY = ("lecture17.pipeline", "lecture17.reporting", "lecture17.__main__")
+LECTURE = (
+    "attention_numpy",
+    "tiny_transformer",
+    "training",
+    "torch_models",
+    "timing",
+    "train_settings",
+)
+LAYERS = ("lecture", "experiments", "pipeline", "reporting", "__main__")  # bottom to top
 
 
-def lecture_files(src: Path) -> list[Path]:
-    package = src / "lecture17"
-    files = []
-    for name in LECTURE:
-        path = package / name
-        files += sorted(path.rglob("*.py")) if path.is_dir() else [path.with_suffix(".py")]
-    return files
+def layer(module: str) -> str:
+    """lecture17.experiments.layers -> "experiments"; lecture17.training -> "lecture"."""
+    parts = module.split(".")
+    if len(parts) == 1 or parts[1] in LECTURE:  # the package itself imports nothing
+        return "lecture"
+    if parts[1] not in LAYERS:
+        raise ValueError(f"{module} is in no layer: add it to LECTURE or to LAYERS")
+    return parts[1]
 
 
-def machinery_imports(src: Path) -> dict[str, list[str]]:
-    """{lecture file: the machinery modules it imports} (empty when imports run one way)."""
+def modules(src: Path) -> dict[str, Path]:
+    """{module name: its file} for every file of the package."""
     found = {}
-    for path in lecture_files(src):
-        bad = sorted(m for m in imported_modules(path, src) if m.startswith(MACHINERY))
-        if bad:
-            found[str(path.relative_to(src))] = bad
+    for path in sorted((src / "lecture17").rglob("*.py")):
+        name = ".".join(path.relative_to(src).with_suffix("").parts)
+        found[name.removesuffix(".__init__")] = path
     return found
 
 
-def test_the_lecture_code_imports_nothing_from_the_machinery():
-    assert lecture_files(ROOT / "src")
-    assert machinery_imports(ROOT / "src") == {}
+def upward_imports(src: Path) -> list[str]:
+    """Every edge of the import graph that points to a higher layer ("a -> b")."""
+    bad = []
+    for name, path in modules(src).items():
+        rank = LAYERS.index(layer(name))
+        for target in sorted(imported_modules(path, src)):
+            if LAYERS.index(layer(target)) > rank:
+                bad.append(f"{name} -> {target}")
+    return bad
+
+
+def test_imports_run_one_way():
+    assert len(modules(ROOT / "src")) > 20
+    assert upward_imports(ROOT / "src") == []
 
 
 @pytest.mark.parametrize(
-    "line",
+    ("target", "line"),
     [
-        "from lecture17.pipeline.csvio import write_csv",
-        "from lecture17.reporting import ledger",
-        "import lecture17.reporting.figures",
-        "    from lecture17.pipeline import aggregate  # inside a function",
-        "from lecture17 import reporting",
-        "from ..pipeline import csvio",
-        "from .. import reporting",
+        # the regression this test was written for: the loop importing the demos' helpers
+        ("training.py", "from lecture17.experiments.tidy import row"),
+        ("tiny_transformer.py", "from lecture17.pipeline.csvio import write_csv"),
+        ("attention_numpy.py", "    from lecture17 import experiments  # in a function"),
+        ("experiments/layers.py", "from lecture17.reporting import ledger"),
+        ("experiments/layers.py", "import lecture17.pipeline.job"),
+        ("experiments/layers.py", "from ..pipeline import csvio"),
+        ("experiments/layers.py", "from .. import reporting"),
+        ("pipeline/job.py", "from lecture17.reporting import diff"),
+        ("reporting/diff.py", "from lecture17 import __main__"),
     ],
 )
-def test_a_machinery_import_in_the_lecture_code_is_caught(line, tmp_path):
+def test_an_upward_import_is_caught(target, line, tmp_path):
     src = tmp_path / "src"
     shutil.copytree(ROOT / "src" / "lecture17", src / "lecture17")
-    target = src / "lecture17" / "experiments" / "layers.py"
+    path = src / "lecture17" / target
     body = f"def _probe():\n{line}\n" if line.startswith(" ") else f"{line}\n"
-    target.write_text(target.read_text() + "\n" + body)
-    assert list(machinery_imports(src)) == ["lecture17/experiments/layers.py"]
+    path.write_text(path.read_text() + "\n" + body)
+    found = upward_imports(src)
+    importer = "lecture17." + target.removesuffix(".py").replace("/", ".")
+    assert found and all(f.split(" -> ")[0] == importer for f in found), found
 
 
 def test_the_lecture_code_imports_no_module_by_name():
     """importlib would hide an import from the check above (and from the rules' code inputs)."""
-    for path in lecture_files(ROOT / "src"):
-        assert "importlib" not in path.read_text(), path
+    for name, path in modules(ROOT / "src").items():
+        if layer(name) in ("lecture", "experiments"):
+            assert "importlib" not in path.read_text(), path
 
 
-def test_every_module_is_in_one_half():
-    package = ROOT / "src" / "lecture17"
-    top = {p.stem for p in package.glob("*.py")} | {
-        p.name for p in package.iterdir() if p.is_dir() and (p / "__init__.py").exists()
-    }
-    assert top == {*LECTURE, "__init__", "__main__", "pipeline", "reporting"}
+def test_every_module_is_in_a_layer():
+    for name in modules(ROOT / "src"):
+        assert layer(name) in LAYERS
+    with pytest.raises(ValueError, match="in no layer"):
+        layer("lecture17.plotting.axes")

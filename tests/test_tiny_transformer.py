@@ -23,6 +23,7 @@ from lecture17.training import (
     ReversalTask,
     TrainSettings,
     evaluation_set,
+    lookup_batch,
     train,
 )
 
@@ -284,6 +285,34 @@ def test_sinusoidal_encoding_matches_numpy():
     assert_close(pe, torch.from_numpy(an.positional_encoding(50, D_MODEL)))
     # §6.2: every position has norm sqrt(d_model / 2)
     assert_close(pe.norm(dim=1), torch.full((50,), math.sqrt(D_MODEL / 2), dtype=torch.float64))
+
+
+# -----------------------------------------------------------------------------
+# §4.4 the look-up model
+
+
+@pytest.mark.parametrize("scale", [True, False])
+def test_lookup_attention_reads_out_the_weighted_one_hot_value(scale):
+    torch.manual_seed(0)
+    model = tt.LookupAttention(8, 4, scale=scale).double()
+    query, keys, values, _ = lookup_batch(torch.Generator().manual_seed(0), 3, 5, 8)
+    query, keys = query.double(), keys.double()
+    scores = (keys @ model.W_k) @ (query @ model.W_q)[:, :, None]  # (b, n, 1)
+    weights = (scores[:, :, 0] / (2.0 if scale else 1.0)).softmax(-1)  # sqrt(d_k) = 2
+    expected = torch.zeros(3, 5, dtype=torch.float64)
+    for b in range(3):
+        for j in range(5):
+            expected[b, values[b, j]] += weights[b, j]
+    torch.testing.assert_close(model(query, keys, values), expected, rtol=0, atol=ATOL)
+
+
+def test_lookup_projections_have_unit_variance_outputs():
+    """§4.4: W^Q, W^K ~ N(0, 1/d_model), so q = x W^Q has components of variance ~1."""
+    torch.manual_seed(0)
+    model = tt.LookupAttention(256, 256)
+    x = torch.randn(2000, 256, generator=torch.Generator().manual_seed(1))
+    q = x @ model.W_q.detach()
+    assert abs(q.var().item() - 1.0) < 0.1
 
 
 # -----------------------------------------------------------------------------

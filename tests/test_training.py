@@ -4,11 +4,10 @@ import math
 
 import pytest
 import torch
-from conftest import ATOL, requires_cuda, without_cuda
+from conftest import requires_cuda, without_cuda
 
 from lecture17 import tiny_transformer as tt
 from lecture17 import training as tr
-from lecture17.pipeline.aggregate import select
 from lecture17.training import TrainSettings
 
 torch.set_num_threads(1)  # §0.5: single-threaded, like the lecture
@@ -130,34 +129,6 @@ def test_evaluation_set_is_seeded_apart_from_training():
     assert torch.equal(a[0], b[0])
     assert torch.equal(a[0], task.sample(generator(3 + tr.TEST_SEED_OFFSET), 50)[0])
     assert not torch.equal(a[0], task.sample(generator(3), 50)[0])
-
-
-# -----------------------------------------------------------------------------
-# the lookup model (§4.4)
-
-
-@pytest.mark.parametrize("scale", [True, False])
-def test_lookup_attention_reads_out_the_weighted_one_hot_value(scale):
-    torch.manual_seed(0)
-    model = tr.LookupAttention(8, 4, scale=scale).double()
-    query, keys, values, _ = tr.lookup_batch(generator(0), 3, 5, 8)
-    query, keys = query.double(), keys.double()
-    scores = (keys @ model.W_k) @ (query @ model.W_q)[:, :, None]  # (b, n, 1)
-    weights = (scores[:, :, 0] / (2.0 if scale else 1.0)).softmax(-1)  # sqrt(d_k) = 2
-    expected = torch.zeros(3, 5, dtype=torch.float64)
-    for b in range(3):
-        for j in range(5):
-            expected[b, values[b, j]] += weights[b, j]
-    torch.testing.assert_close(model(query, keys, values), expected, rtol=0, atol=ATOL)
-
-
-def test_lookup_projections_have_unit_variance_outputs():
-    """§4.4: W^Q, W^K ~ N(0, 1/d_model), so q = x W^Q has components of variance ~1."""
-    torch.manual_seed(0)
-    model = tr.LookupAttention(256, 256)
-    x = torch.randn(2000, 256, generator=generator(1))
-    q = x @ model.W_q.detach()
-    assert abs(q.var().item() - 1.0) < 0.1
 
 
 # -----------------------------------------------------------------------------
@@ -302,12 +273,12 @@ def test_train_restores_the_thread_count():
 
 def test_sgd_and_other_tasks_train():
     sgd = TrainSettings(steps=5, lr=0.1, optimizer="sgd", n_test=50)
-    lookup = tr.train(lambda: tr.LookupAttention(16, 8), tr.LookupTask(16, 16), sgd, seed=0)
+    lookup = tr.train(lambda: tt.LookupAttention(16, 8), tr.LookupTask(16, 16), sgd, seed=0)
     assert 0.0 <= lookup.final["accuracy"] <= 1.0 and len(lookup.history) == 5
     # SGD moved the weights: the first loss is not the last, and the same seed repeats it
     losses = [h["loss"] for h in lookup.history]
     assert losses[0] != losses[-1]
-    again = tr.train(lambda: tr.LookupAttention(16, 8), tr.LookupTask(16, 16), sgd, seed=0)
+    again = tr.train(lambda: tt.LookupAttention(16, 8), tr.LookupTask(16, 16), sgd, seed=0)
     assert [h["loss"] for h in again.history] == losses
 
     def classifier():
@@ -409,7 +380,7 @@ CUDA_RUNS = {
     "gru_attention": (tiny("gru_attention"), tr.ReversalTask(6)),
     "gru": (tiny("gru"), tr.ReversalTask(6)),
     "encoder_classifier": (classifier, tr.InplaceReversalTask(6)),
-    "lookup": (lambda: tr.LookupAttention(16, 8), tr.LookupTask(16, 16)),
+    "lookup": (lambda: tt.LookupAttention(16, 8), tr.LookupTask(16, 16)),
 }
 
 
@@ -435,19 +406,6 @@ def test_cuda_trains_from_the_cpus_init_on_the_cpus_batches(name):
         torch.testing.assert_close(trained[key].cpu(), value, rtol=0, atol=0)
 
 
-@pytest.mark.gpu
-@requires_cuda
-@pytest.mark.parametrize("kind", ["transformer", "gru_attention"])
-def test_attention_statistics_on_cuda_match_the_cpu(kind):
-    torch.manual_seed(0)
-    model = tiny(kind)()
-    src = tr.reversal_batch(generator(0), 10, 6)[0]
-    on_cpu = tr.attention_statistics(model, src)
-    on_gpu = tr.attention_statistics(model.to("cuda"), src.to("cuda"))
-    assert on_cpu[["block", "head", "quantity"]].equals(on_gpu[["block", "head", "quantity"]])
-    assert on_gpu["value"].to_numpy() == pytest.approx(on_cpu["value"].to_numpy(), abs=1e-4)
-
-
 @pytest.mark.slow
 def test_transformer_learns_short_reversal():
     """§9.2 in miniature: the §9 Transformer reverses L = 8 after 300 steps (greedy decoding)."""
@@ -459,74 +417,3 @@ def test_transformer_learns_short_reversal():
         seed=0,
     )
     assert result.final["token_accuracy"] > 0.9
-
-
-# -----------------------------------------------------------------------------
-# §9.4 attention statistics
-
-
-def test_statistics_of_known_weights():
-    L = 4
-    mirror = torch.zeros(1, 1, L + 1, L)
-    mirror[0, 0, torch.arange(L), L - 1 - torch.arange(L)] = 1.0  # the perfect anti-diagonal
-    mirror[0, 0, L] = 1.0 / L  # EOS step: ignored by the mirror statistics
-    assert tr.mirror_weight(mirror[:, :, :L]).tolist() == [1.0]
-    assert tr.mirror_offset_share(mirror[:, :, :L], 0).tolist() == [1.0]
-    shifted = mirror[:, :, :L].roll(1, dims=-1)  # mirror + 1 (the GRU's habit, §9.4)
-    assert tr.mirror_offset_share(shifted, 1).tolist() == [0.75]  # the last step wraps around
-    uniform = torch.full((2, 3, 5, 16), 1 / 16)
-    torch.testing.assert_close(tr.attention_entropy(uniform), torch.full((3,), math.log(16)))
-    assert tr.attention_entropy(mirror[:, :, :L]).tolist() == [0.0]
-    parked = torch.zeros(1, 2, 3, 3)
-    parked[:, 0, :, 0] = 1.0
-    parked[:, 1] = torch.eye(3)
-    assert tr.bos_weight(parked).tolist() == pytest.approx([1.0, 1 / 3])
-
-
-@pytest.mark.parametrize("kind", ["transformer", "gru_attention"])
-def test_attention_statistics_table(kind):
-    torch.manual_seed(0)
-    model = tiny(kind)()
-    src = tr.reversal_batch(generator(0), 10, 6)[0]
-    table = tr.attention_statistics(model, src)
-    assert list(table.columns) == ["block", "head", "quantity", "value"]
-    if kind == "transformer":
-        assert set(table.block) == {
-            "encoder.0.self_attn",
-            "decoder.0.self_attn",
-            "decoder.0.cross_attn",
-        }
-        assert set(table["head"]) == {1, 2}
-    else:
-        assert set(table.block) == {"cross_attn"} and set(table["head"]) == {1}
-    entropy = select(table, "entropy")["value"]
-    assert entropy.between(0, math.log(7) + 1e-9).all()  # at most ln(n_k), n_k <= L + 1
-    cross = table[table.block.str.endswith("cross_attn")]
-    shares = cross[cross.quantity.str.startswith("argmax_at_mirror")].groupby("head").value.sum()
-    assert shares.between(0, 1 + 1e-12).all()
-
-
-def test_attention_statistics_of_uniform_attention_are_the_uniform_values():
-    """W^Q = W^K = 0 makes every attention uniform over the keys it may see: the statistics
-    must then be those of uniform rows, block by block (a wrong axis or mask would not be)."""
-    torch.manual_seed(0)
-    model = tiny("transformer")()
-    with torch.no_grad():
-        for module in model.modules():
-            if isinstance(module, tt.MultiHeadAttention):
-                d = module.d_model
-                module.in_proj.weight[: 2 * d] = 0  # W^Q and W^K
-                module.in_proj.bias[: 2 * d] = 0
-    L = 6
-    src = tr.reversal_batch(generator(0), 10, L)[0]
-    table = tr.attention_statistics(model, src).set_index(["block", "quantity", "head"]).value
-    for head in (1, 2):
-        assert table["encoder.0.self_attn", "entropy", head] == pytest.approx(math.log(L))
-        assert table["decoder.0.cross_attn", "entropy", head] == pytest.approx(math.log(L))
-        assert table["decoder.0.cross_attn", "mirror_weight", head] == pytest.approx(1 / L)
-        # decoder queries t = 1..L see t + 1 positions (BOS and the prefix): uniform over them
-        seen = range(2, L + 2)
-        bos = sum(1 / k for k in seen) / L
-        entropy = sum(math.log(k) for k in seen) / L
-        assert table["decoder.0.self_attn", "bos_weight", head] == pytest.approx(bos)
-        assert table["decoder.0.self_attn", "entropy", head] == pytest.approx(entropy)

@@ -1,4 +1,5 @@
-"""A small Transformer from scratch in PyTorch, and the GRU seq2seq baselines of §9.
+"""A small Transformer from scratch in PyTorch, the GRU seq2seq baselines of §9, and §4.4's
+one-layer look-up model (LookupAttention, demo 02.3).
 
 References:
 1) Vaswani et al., "Attention Is All You Need", NeurIPS 2017 — scaled dot-product and
@@ -285,6 +286,73 @@ def collect_attention(model: nn.Module):
             if block.last_weights is not None:  # blocks that did not run are left out
                 weights[name] = block.last_weights
             block.keep_weights, block.last_weights = False, None
+
+
+# -----------------------------------------------------------------------------
+# §4.4 the look-up model: one layer of single-head attention (demo 02.3)
+
+
+LOOKUP_READOUTS = ("onehot", "layer")
+LOOKUP_KEYS = ("random", "embedded")
+
+
+class LookupAttention(nn.Module):
+    """One layer of single-head attention that looks a value up by its key (§4.4, demo 02.3).
+
+    scores_j = (x_q W^Q) . (k_j W^K) [/ sqrt(d_k)], a = softmax(scores). Two readouts:
+    - readout="onehot" (§4.4 "取匹配那一对的 value"): o = sum_j a_j onehot(v_j), the answer's
+      logits, right exactly when the matching pair gets the most weight. The loss reaches the
+      scores through the softmax Jacobian diag(a) - a a^T, the path that saturation closes
+      (§4.3). (Taking log o instead would cancel the softmax and hide the effect of the scale.)
+    - readout="layer": an ordinary attention layer: values embedded (nn.Embedding, N(0, 1)),
+      projected by W^V, averaged by a, then an output projection W^O to the n_pairs logits.
+    Keys: keys="random" takes the key vectors as given (fresh N(0, 1) vectors per sample);
+    keys="embedded" takes symbol ids and embeds them (nn.Embedding(vocab, d_model), N(0, 1)).
+    W^Q, W^K ~ N(0, 1/d_model), so q and k components have variance ~1, as §4.2 assumes; they
+    are also independent only when d_k <= d_model (at d_k > d_model, q lies in a d_model-dim
+    subspace of R^{d_k}).
+    """
+
+    def __init__(
+        self,
+        d_model: int,
+        d_k: int,
+        scale: bool = True,
+        *,
+        readout: str = "onehot",
+        keys: str = "random",
+        n_pairs: int = 16,
+        vocab: int = 64,
+    ):
+        super().__init__()
+        if readout not in LOOKUP_READOUTS:
+            raise ValueError(f"unknown readout {readout!r}; expected one of {LOOKUP_READOUTS}")
+        if keys not in LOOKUP_KEYS:
+            raise ValueError(f"unknown keys {keys!r}; expected one of {LOOKUP_KEYS}")
+        self.d_k, self.scale, self.readout = d_k, scale, readout
+        self.W_q = nn.Parameter(torch.randn(d_model, d_k) / math.sqrt(d_model))  # rows = tokens
+        self.W_k = nn.Parameter(torch.randn(d_model, d_k) / math.sqrt(d_model))
+        self.key_embed = nn.Embedding(vocab, d_model) if keys == "embedded" else None
+        if readout == "layer":
+            self.value_embed = nn.Embedding(n_pairs, d_model)  # N(0, 1)
+            self.W_v = nn.Parameter(torch.randn(d_model, d_k) / math.sqrt(d_model))
+            self.W_o = nn.Linear(d_k, n_pairs)
+
+    def forward(self, query, keys, values):
+        """query (b, d_model), keys (b, n, d_model), values (b, n) -> logits (b, n values);
+        with keys="embedded", query (b,) and keys (b, n) are symbol ids."""
+        if self.key_embed is not None:
+            query, keys = self.key_embed(query), self.key_embed(keys)
+        q = query @ self.W_q  # (b, d_k)
+        k = keys @ self.W_k  # (b, n, d_k)
+        scores = (k @ q[:, :, None])[:, :, 0]  # (b, n)
+        if self.scale:  # §4.3: without it the softmax saturates as d_k grows
+            scores = scores / math.sqrt(self.d_k)
+        weights = scores.softmax(dim=-1)  # (b, n)
+        if self.readout == "layer":
+            v = self.value_embed(values) @ self.W_v  # (b, n, d_k)
+            return self.W_o((weights[:, None, :] @ v)[:, 0])  # (b, n values)
+        return torch.zeros_like(weights).scatter_(1, values, weights)  # (b, n values)
 
 
 # -----------------------------------------------------------------------------

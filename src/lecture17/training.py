@@ -6,7 +6,8 @@ Four tasks, all generated fresh at every step from a seeded torch.Generator (§0
 - InplaceReversalTask (§7.5, demo 04.3): an encoder-only classifier outputs, at position i,
   the input at position L-1-i (chance 0.1).
 - LookupTask (§4.4, demo 02.3): 16 (key, value) pairs and a query key; answer the value
-  paired with it (chance 1/16), with one layer of single-head attention (LookupAttention).
+  paired with it (chance 1/16), with one layer of single-head attention
+  (tiny_transformer.LookupAttention).
 - KnownLengthTask (beyond the lecture, §6.5, demo 06.7): copy or reverse L symbols, L drawn
   afresh for every batch from a range of lengths, no EOS: the decoder is given the length
   (decodes exactly L tokens), so that a test at an unseen length asks only where to read.
@@ -32,7 +33,7 @@ apart from the training batches (generator seeded with seed) and fixed for every
 Devices: train(device="cuda") builds the model on the CPU under the seed and draws every batch
 on the CPU from the seeded generator, then moves them to the GPU: the same initialisation and
 the same data as a CPU run (its float results may still differ in the last bits: other
-kernels). Step timings on cuda wait for the GPU before the clock stops (experiments.timing).
+kernels). Step timings on cuda wait for the GPU before the clock stops (lecture17.timing).
 """
 
 import math
@@ -41,14 +42,13 @@ from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-import pandas as pd
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from lecture17.experiments.tidy import row
-from lecture17.experiments.timing import timed
-from lecture17.experiments.train_settings import TrainSettings  # torch-free, for the demos
+from lecture17.timing import timed
+from lecture17.tiny_transformer import LOOKUP_KEYS
+from lecture17.train_settings import TrainSettings  # torch-free, for the demos
 
 PAD, BOS, EOS = 0, 1, 2
 FIRST_SYMBOL, N_SYMBOLS = 3, 10
@@ -126,73 +126,6 @@ def lookup_symbol_batch(generator: torch.Generator, batch: int, n_pairs: int, vo
     which = torch.randint(0, n_pairs, (batch,), generator=generator)  # (b,)
     rows = torch.arange(batch)
     return keys[rows, which], keys, values, values[rows, which]
-
-
-# -----------------------------------------------------------------------------
-# the lookup model (§4.4)
-
-
-LOOKUP_READOUTS = ("onehot", "layer")
-LOOKUP_KEYS = ("random", "embedded")
-
-
-class LookupAttention(nn.Module):
-    """One layer of single-head attention that looks a value up by its key (§4.4, demo 02.3).
-
-    scores_j = (x_q W^Q) . (k_j W^K) [/ sqrt(d_k)], a = softmax(scores). Two readouts:
-    - readout="onehot" (§4.4 "取匹配那一对的 value"): o = sum_j a_j onehot(v_j), the answer's
-      logits, right exactly when the matching pair gets the most weight. The loss reaches the
-      scores through the softmax Jacobian diag(a) - a a^T, the path that saturation closes
-      (§4.3). (Taking log o instead would cancel the softmax and hide the effect of the scale.)
-    - readout="layer": an ordinary attention layer: values embedded (nn.Embedding, N(0, 1)),
-      projected by W^V, averaged by a, then an output projection W^O to the n_pairs logits.
-    Keys: keys="random" takes the key vectors as given (fresh N(0, 1) vectors per sample);
-    keys="embedded" takes symbol ids and embeds them (nn.Embedding(vocab, d_model), N(0, 1)).
-    W^Q, W^K ~ N(0, 1/d_model), so q and k components have variance ~1, as §4.2 assumes; they
-    are also independent only when d_k <= d_model (at d_k > d_model, q lies in a d_model-dim
-    subspace of R^{d_k}).
-    """
-
-    def __init__(
-        self,
-        d_model: int,
-        d_k: int,
-        scale: bool = True,
-        *,
-        readout: str = "onehot",
-        keys: str = "random",
-        n_pairs: int = 16,
-        vocab: int = 64,
-    ):
-        super().__init__()
-        if readout not in LOOKUP_READOUTS:
-            raise ValueError(f"unknown readout {readout!r}; expected one of {LOOKUP_READOUTS}")
-        if keys not in LOOKUP_KEYS:
-            raise ValueError(f"unknown keys {keys!r}; expected one of {LOOKUP_KEYS}")
-        self.d_k, self.scale, self.readout = d_k, scale, readout
-        self.W_q = nn.Parameter(torch.randn(d_model, d_k) / math.sqrt(d_model))  # rows = tokens
-        self.W_k = nn.Parameter(torch.randn(d_model, d_k) / math.sqrt(d_model))
-        self.key_embed = nn.Embedding(vocab, d_model) if keys == "embedded" else None
-        if readout == "layer":
-            self.value_embed = nn.Embedding(n_pairs, d_model)  # N(0, 1)
-            self.W_v = nn.Parameter(torch.randn(d_model, d_k) / math.sqrt(d_model))
-            self.W_o = nn.Linear(d_k, n_pairs)
-
-    def forward(self, query, keys, values):
-        """query (b, d_model), keys (b, n, d_model), values (b, n) -> logits (b, n values);
-        with keys="embedded", query (b,) and keys (b, n) are symbol ids."""
-        if self.key_embed is not None:
-            query, keys = self.key_embed(query), self.key_embed(keys)
-        q = query @ self.W_q  # (b, d_k)
-        k = keys @ self.W_k  # (b, n, d_k)
-        scores = (k @ q[:, :, None])[:, :, 0]  # (b, n)
-        if self.scale:  # §4.3: without it the softmax saturates as d_k grows
-            scores = scores / math.sqrt(self.d_k)
-        weights = scores.softmax(dim=-1)  # (b, n)
-        if self.readout == "layer":
-            v = self.value_embed(values) @ self.W_v  # (b, n, d_k)
-            return self.W_o((weights[:, None, :] @ v)[:, 0])  # (b, n values)
-        return torch.zeros_like(weights).scatter_(1, values, weights)  # (b, n values)
 
 
 # -----------------------------------------------------------------------------
@@ -547,67 +480,3 @@ def guessed_chance(task, guesser, seed: int, n_test: int) -> dict:
     generator seeded with `seed`, on the test set evaluation_set(task, seed, n_test)."""
     guesser = guesser(torch.Generator().manual_seed(seed))
     return simulated_chance(task, evaluation_set(task, seed, n_test), guesser)
-
-
-# -----------------------------------------------------------------------------
-# what the attention learned (§9.4, demo 05.3)
-
-
-def mirror_weight(weights: torch.Tensor) -> torch.Tensor:
-    """Cross-attention (b, h, n_tgt, L): mean weight of output step t on source L-1-t, per head.
-
-    Only the L steps that copy a symbol (t < L); the EOS step has no mirror position.
-    """
-    L = weights.shape[-1]
-    t = torch.arange(L, device=weights.device)
-    return weights[:, :, t, L - 1 - t].mean(dim=(0, 2))  # (h,)
-
-
-def mirror_offset_share(weights: torch.Tensor, offset: int) -> torch.Tensor:
-    """Share of output steps t < L whose argmax source position is mirror + offset, per head."""
-    L = weights.shape[-1]
-    mirror = L - 1 - torch.arange(L, device=weights.device)  # (L,)
-    argmax = weights[:, :, :L].argmax(dim=-1)  # (b, h, L)
-    return (argmax == mirror + offset).double().mean(dim=(0, 2))  # (h,)
-
-
-def attention_entropy(weights: torch.Tensor) -> torch.Tensor:
-    """Mean entropy -sum_j w_j ln w_j of the rows of (b, h, n_q, n_k), per head (0 ln 0 = 0)."""
-    return torch.special.entr(weights).sum(dim=-1).mean(dim=(0, 2))  # (h,)
-
-
-def bos_weight(weights: torch.Tensor) -> torch.Tensor:
-    """Decoder self-attention (b, h, n, n): mean weight on BOS (key 0), per head."""
-    return weights[..., 0].mean(dim=(0, 2))  # (h,)
-
-
-def attention_statistics(model: nn.Module, src: torch.Tensor) -> pd.DataFrame:
-    """§9.4 on the weights seen while greedy-decoding src: one row per (block, head, quantity).
-
-    The weights are those of the parallel pass over [BOS, decoded prefix], which equal the
-    step-by-step ones under the look-ahead mask (§8.4). Quantities, per head (1-based):
-    cross-attention (steps t < L): mirror_weight, entropy, argmax_at_mirror{-1,+0,+1};
-    decoder self-attention (queries t >= 1; query 0 can only see BOS): bos_weight, entropy;
-    encoder self-attention: entropy. The GRU's single attention counts as one head.
-    """
-    L = src.shape[1]
-    decoded = model.greedy_decode(src, L + 1, bos_id=BOS)  # (b, L+1)
-    tgt_in = torch.cat([src.new_full((src.shape[0], 1), BOS), decoded[:, :-1]], dim=1)
-    records = []
-    for block, weights in model.attention_weights(src, tgt_in).items():
-        if weights.dim() == 3:  # GRU: (b, n_tgt, n_src) -> one head
-            weights = weights[:, None]
-        if block.endswith("cross_attn"):
-            weights = weights[:, :, :L]  # (b, h, L, L): the steps that copy a symbol
-            stats = {"mirror_weight": mirror_weight(weights), "entropy": attention_entropy(weights)}
-            for k in (-1, 0, 1):
-                stats[f"argmax_at_mirror{k:+d}"] = mirror_offset_share(weights, k)
-        elif block.startswith("decoder"):
-            weights = weights[:, :, 1:]  # (b, h, L, L+1)
-            stats = {"bos_weight": bos_weight(weights), "entropy": attention_entropy(weights)}
-        else:
-            stats = {"entropy": attention_entropy(weights)}
-        for quantity, per_head in stats.items():
-            for head, value in enumerate(per_head.tolist(), start=1):
-                records.append(row(quantity, value, block=block, head=head))
-    return pd.DataFrame(records, columns=["block", "head", "quantity", "value"])

@@ -203,7 +203,7 @@ def test_measured_uniform_entropy_is_ln_l_per_encoder_head():
     assert list(measured["head"]) == list(range(1, n_heads + 1))
     assert np.allclose(measured["value"], math.log(L), rtol=0, atol=1e-12)
     assert list(table.index[-n_heads:]) == list(measured.index)  # the new rows come last
-    assert tr.attention_entropy(torch.full((1, 1, 1, 16), 1 / 16)).item() == pytest.approx(
+    assert ex.attention_entropy(torch.full((1, 1, 1, 16), 1 / 16)).item() == pytest.approx(
         2.77, abs=0.005
     )  # ln 16 at §9.4's L = 16 (float32)
     assert "measured_uniform_entropy" not in set(analysis("gru_attention")["quantity"])
@@ -380,3 +380,106 @@ def test_cuda_runs_like_the_cpu(model):
     if model != "gru":
         assert not analysis(model, device="cuda").empty
     assert timing(model, device="cuda")["value"].iloc[0] > 0
+
+
+# -------------------------------------------------------------------------------------------
+# §9.4's statistics of attention weights (attention_statistics and its helpers)
+
+
+def tiny_model(kind: str):
+    torch.manual_seed(0)
+    sizes = {"transformer": dict(d_model=16, n_heads=2, d_ff=32, max_len=16)}
+    sizes["gru_attention"] = dict(emb_dim=8, hidden=16)
+    return tt.build_model(kind, src_vocab=tr.VOCAB_SIZE, tgt_vocab=tr.VOCAB_SIZE, **sizes[kind])
+
+
+def statistics(model, src) -> pd.DataFrame:
+    return pd.DataFrame(ex.attention_statistics(ex.decoding_weights(model, src)))
+
+
+def test_statistics_of_known_weights():
+    n = 4
+    mirror = torch.zeros(1, 1, n + 1, n)
+    mirror[0, 0, torch.arange(n), n - 1 - torch.arange(n)] = 1.0  # the perfect anti-diagonal
+    mirror[0, 0, n] = 1.0 / n  # EOS step: ignored by the mirror statistics
+    assert ex.mirror_weight(mirror[:, :, :n]).tolist() == [1.0]
+    assert ex.mirror_offset_share(mirror[:, :, :n], 0).tolist() == [1.0]
+    shifted = mirror[:, :, :n].roll(1, dims=-1)  # mirror + 1 (the GRU's habit, §9.4)
+    assert ex.mirror_offset_share(shifted, 1).tolist() == [0.75]  # the last step wraps around
+    uniform = torch.full((2, 3, 5, 16), 1 / 16)
+    torch.testing.assert_close(ex.attention_entropy(uniform), torch.full((3,), math.log(16)))
+    assert ex.attention_entropy(mirror[:, :, :n]).tolist() == [0.0]
+    parked = torch.zeros(1, 2, 3, 3)
+    parked[:, 0, :, 0] = 1.0
+    parked[:, 1] = torch.eye(3)
+    assert ex.bos_weight(parked).tolist() == pytest.approx([1.0, 1 / 3])
+
+
+@pytest.mark.parametrize("kind", ["transformer", "gru_attention"])
+def test_attention_statistics_are_the_weights_read_one_by_one(kind):
+    """Every statistic recomputed from the decoding weights with plain loops over samples,
+    steps and keys: a wrong axis, an off-by-one mirror, the EOS step or query 0 counted in,
+    or a head mixed up gives another number."""
+    model = tiny_model(kind)
+    src = tr.reversal_batch(torch.Generator().manual_seed(0), 10, L)[0]
+    table = statistics(model, src).set_index(["block", "quantity", "head"])["value"]
+    weights = ex.decoding_weights(model, src)
+    expected = {}
+    for block, w in weights.items():
+        w = w.double().numpy()  # (b, h, n_q, n_k)
+        for h in range(w.shape[1]):
+            if block.endswith("cross_attn"):  # steps t < L, source L-1-t
+                steps = [(s, t) for s in range(len(w)) for t in range(L)]
+                rows = [w[s, h, t] for s, t in steps]
+                expected[block, "mirror_weight", h + 1] = np.mean(
+                    [w[s, h, t, L - 1 - t] for s, t in steps]
+                )
+                for k in (-1, 0, 1):
+                    hits = [w[s, h, t].argmax() == L - 1 - t + k for s, t in steps]
+                    expected[block, f"argmax_at_mirror{k:+d}", h + 1] = np.mean(hits)
+            elif block.startswith("decoder"):  # queries t >= 1
+                rows = [w[s, h, t] for s in range(len(w)) for t in range(1, L + 1)]
+                expected[block, "bos_weight", h + 1] = np.mean([r[0] for r in rows])
+            else:
+                rows = [w[s, h, t] for s in range(len(w)) for t in range(L)]
+            entropies = [-sum(p * math.log(p) for p in r if p > 0) for r in rows]
+            expected[block, "entropy", h + 1] = np.mean(entropies)
+    assert sorted(table.index) == sorted(expected)
+    for key, wanted in expected.items():
+        assert table[key] == pytest.approx(wanted, abs=1e-6), key
+
+
+def test_attention_statistics_of_uniform_attention_are_the_uniform_values():
+    """W^Q = W^K = 0 makes every attention uniform over the keys it may see: the statistics
+    must then be those of uniform rows, block by block (a wrong axis or mask would not be)."""
+    model = tiny_model("transformer")
+    with torch.no_grad():
+        for module in model.modules():
+            if isinstance(module, tt.MultiHeadAttention):
+                d = module.d_model
+                module.in_proj.weight[: 2 * d] = 0  # W^Q and W^K
+                module.in_proj.bias[: 2 * d] = 0
+    src = tr.reversal_batch(torch.Generator().manual_seed(0), 10, L)[0]
+    table = statistics(model, src).set_index(["block", "quantity", "head"])["value"]
+    for head in (1, 2):
+        assert table["encoder.0.self_attn", "entropy", head] == pytest.approx(math.log(L))
+        assert table["decoder.0.cross_attn", "entropy", head] == pytest.approx(math.log(L))
+        assert table["decoder.0.cross_attn", "mirror_weight", head] == pytest.approx(1 / L)
+        # decoder queries t = 1..L see t + 1 positions (BOS and the prefix): uniform over them
+        seen = range(2, L + 2)
+        bos = sum(1 / k for k in seen) / L
+        entropy = sum(math.log(k) for k in seen) / L
+        assert table["decoder.0.self_attn", "bos_weight", head] == pytest.approx(bos)
+        assert table["decoder.0.self_attn", "entropy", head] == pytest.approx(entropy)
+
+
+@pytest.mark.gpu
+@requires_cuda
+@pytest.mark.parametrize("kind", ["transformer", "gru_attention"])
+def test_attention_statistics_on_cuda_match_the_cpu(kind):
+    model = tiny_model(kind)
+    src = tr.reversal_batch(torch.Generator().manual_seed(0), 10, 6)[0]
+    on_cpu = statistics(model, src)
+    on_gpu = statistics(model.to("cuda"), src.to("cuda"))
+    assert on_cpu[["block", "head", "quantity"]].equals(on_gpu[["block", "head", "quantity"]])
+    assert on_gpu["value"].to_numpy() == pytest.approx(on_cpu["value"].to_numpy(), abs=1e-4)

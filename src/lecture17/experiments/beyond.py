@@ -39,8 +39,8 @@ from lecture17.attention_numpy import (
     tiled_attention,
 )
 from lecture17.experiments.tidy import row, rows, tidy
-from lecture17.experiments.timing import interleaved_ms, median_ms
-from lecture17.experiments.train_settings import TrainSettings
+from lecture17.timing import interleaved_ms, median_ms
+from lecture17.train_settings import TrainSettings
 
 # -------------------------------------------------------------------------------------------
 # helpers

@@ -40,7 +40,7 @@ from lecture17.attention_numpy import (
     scaled_dot_product_attention,
 )
 from lecture17.experiments.tidy import row, rows, tidy
-from lecture17.experiments.train_settings import TrainSettings
+from lecture17.train_settings import TrainSettings
 
 # §7.5: PyTorch's name for the placement of LayerNorm, and the label we print for it
 PLACEMENTS = {"post_ln": False, "pre_ln": True}

@@ -24,7 +24,7 @@ from lecture17.attention_numpy import (
     scaled_dot_product_attention,
 )
 from lecture17.experiments.tidy import row, rows, tidy
-from lecture17.experiments.train_settings import TrainSettings
+from lecture17.train_settings import TrainSettings
 
 # -------------------------------------------------------------------------------------------
 # helpers

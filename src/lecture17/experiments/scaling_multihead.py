@@ -37,7 +37,7 @@ from lecture17.attention_numpy import (
 # 02.5 reuses the sentence of 01.1 (§5.1 "回到 Jane 的句子"); that module is numpy-only too.
 from lecture17.experiments.self_attention import JANE_DIMS, JANE_WORDS, jane_embeddings
 from lecture17.experiments.tidy import row, rows, tidy
-from lecture17.experiments.train_settings import TrainSettings
+from lecture17.train_settings import TrainSettings
 
 # -------------------------------------------------------------------------------------------
 # helpers
@@ -240,14 +240,14 @@ def lookup_task(
     `simulated_chance`: a guesser answering one of the n_pairs values at random
     (training.ValueGuesser, ≥ training.CHANCE_DRAWS guesses: standard error 0.00077 at 1/16).
     """
-    from lecture17 import training
+    from lecture17 import tiny_transformer, training
 
     training.check_device(device)
     _check_grids(train, claim_every)
     task = training.LookupTask(n_pairs, d_model, keys=keys)
 
     def make_model():
-        return training.LookupAttention(
+        return tiny_transformer.LookupAttention(
             d_model, d_k, scale=scaled, readout=readout, keys=keys, n_pairs=n_pairs
         )
 

@@ -25,7 +25,7 @@ import pandas as pd
 
 from lecture17.attention_numpy import positional_encoding, scaled_dot_product_attention, softmax
 from lecture17.experiments.tidy import row, tidy
-from lecture17.experiments.timing import best_ms
+from lecture17.timing import best_ms
 
 # -------------------------------------------------------------------------------------------
 # The Jane sentence (§2.3; 02.5 reuses it): 4 dims that mean something, W^K = W^V = I

@@ -34,8 +34,8 @@ import pandas as pd
 
 from lecture17.experiments.kept_models import keep, the_one
 from lecture17.experiments.tidy import row, rows, tidy
-from lecture17.experiments.timing import timed
-from lecture17.experiments.train_settings import TrainSettings
+from lecture17.timing import timed
+from lecture17.train_settings import TrainSettings
 
 # §9.4's per-head statistics, in the order the report shows them
 STATISTICS = (
@@ -222,8 +222,9 @@ def luong_reading(
 
 
 def decoding_weights(net, src) -> dict:
-    """Per-head weights {block: (b, h, n_q, n_k)} seen while greedy-decoding src, as in
-    training.attention_statistics (the GRU's single attention becomes one head)."""
+    """Per-head weights {block: (b, h, n_q, n_k)} seen while greedy-decoding src: those of the
+    parallel pass over [BOS, decoded prefix], which equal the step-by-step ones under the
+    look-ahead mask (§8.4). The GRU's single attention becomes one head."""
     import torch
 
     from lecture17.training import BOS
@@ -233,6 +234,18 @@ def decoding_weights(net, src) -> dict:
     tgt_in = torch.cat([src.new_full((src.shape[0], 1), BOS), decoded[:, :-1]], dim=1)
     weights = net.attention_weights(src, tgt_in)
     return {block: w if w.dim() == 4 else w[:, None] for block, w in weights.items()}
+
+
+def mirror_weight(weights):
+    """Cross-attention (b, h, n_tgt, L): mean weight of output step t on source L-1-t, per head.
+
+    Only the L steps that copy a symbol (t < L); the EOS step has no mirror position.
+    """
+    import torch
+
+    L = weights.shape[-1]
+    t = torch.arange(L, device=weights.device)
+    return weights[:, :, t, L - 1 - t].mean(dim=(0, 2))  # (h,)
 
 
 def neighbour_weight(weights):
@@ -246,6 +259,53 @@ def neighbour_weight(weights):
     t = torch.arange(L, device=weights.device)
     mirror = L - 1 - t
     return (padded[:, :, t, mirror] + padded[:, :, t, mirror + 2]).mean(dim=(0, 2))  # (h,)
+
+
+def mirror_offset_share(weights, offset: int):
+    """Share of output steps t < L whose argmax source position is mirror + offset, per head."""
+    import torch
+
+    L = weights.shape[-1]
+    mirror = L - 1 - torch.arange(L, device=weights.device)  # (L,)
+    argmax = weights[:, :, :L].argmax(dim=-1)  # (b, h, L)
+    return (argmax == mirror + offset).double().mean(dim=(0, 2))  # (h,)
+
+
+def attention_entropy(weights):
+    """Mean entropy -sum_j w_j ln w_j of the rows of (b, h, n_q, n_k), per head (0 ln 0 = 0)."""
+    import torch
+
+    return torch.special.entr(weights).sum(dim=-1).mean(dim=(0, 2))  # (h,)
+
+
+def bos_weight(weights):
+    """Decoder self-attention (b, h, n, n): mean weight on BOS (key 0), per head."""
+    return weights[..., 0].mean(dim=(0, 2))  # (h,)
+
+
+def attention_statistics(weights: dict) -> list[dict]:
+    """§9.4 on decoding weights (decoding_weights): rows per (block, quantity, head), 1-based.
+
+    Cross-attention (the L steps t < L that copy a symbol): mirror_weight, entropy,
+    argmax_at_mirror{-1,+0,+1}; decoder self-attention (queries t >= 1; query 0 can only see
+    BOS): bos_weight, entropy; encoder self-attention: entropy.
+    """
+    records = []
+    for block, w in weights.items():
+        if block.endswith("cross_attn"):
+            w = w[:, :, : w.shape[-1]]  # (b, h, L, L): the steps that copy a symbol
+            stats = {"mirror_weight": mirror_weight(w), "entropy": attention_entropy(w)}
+            for k in (-1, 0, 1):
+                stats[f"argmax_at_mirror{k:+d}"] = mirror_offset_share(w, k)
+        elif block.startswith("decoder"):
+            w = w[:, :, 1:]  # (b, h, L, L+1)
+            stats = {"bos_weight": bos_weight(w), "entropy": attention_entropy(w)}
+        else:
+            stats = {"entropy": attention_entropy(w)}
+        for quantity, per_head in stats.items():
+            for head, value in enumerate(per_head.tolist(), start=1):
+                records.append(row(quantity, value, block=block, head=head))
+    return records
 
 
 def map_records(weights: dict) -> list[dict]:
@@ -263,12 +323,10 @@ def map_records(weights: dict) -> list[dict]:
 
 
 def measured_uniform_entropy(weights: dict) -> list[dict]:
-    """§9.4 "均匀分布是 2.77", measured: training.attention_entropy, the function that gives
+    """§9.4 "均匀分布是 2.77", measured: attention_entropy, the function that gives
     the encoder's entropies, on uniform rows of the encoder's own shape (b, h, L, L), every
     weight 1/L: per head ln L (ln 16 = 2.77 at L = 16) from the same code path."""
     import torch
-
-    from lecture17.training import attention_entropy
 
     records = []
     for block, w in weights.items():
@@ -282,14 +340,13 @@ def measured_uniform_entropy(weights: dict) -> list[dict]:
 
 
 def attention_records(net, src, maps: bool = True) -> list[dict]:
-    """§9.4's statistics per block and head (training.attention_statistics), the neighbours'
-    share of the cross-attention, the uniform entropy ln L beside the encoder's, and the maps
-    (unless maps=False); last, the uniform entropy measured (measured_uniform_entropy)."""
-    from lecture17.training import attention_statistics
-
+    """§9.4's statistics per block and head (attention_statistics), the neighbours' share of
+    the cross-attention, the uniform entropy ln L beside the encoder's, and the maps (unless
+    maps=False); last, the uniform entropy measured (measured_uniform_entropy). One greedy
+    decoding of src gives every weight."""
     L = src.shape[1]
-    records = attention_statistics(net, src).to_dict("records")
     weights = decoding_weights(net, src)
+    records = attention_statistics(weights)
     for block, w in weights.items():
         heads = range(1, w.shape[1] + 1)
         if block.endswith("cross_attn"):
