@@ -167,6 +167,38 @@ def test_editing_attention_numpy_reruns_exactly_the_experiments_that_import_it(w
         os.utime(source, (0, 0))  # back to "older than every output"
 
 
+def test_editing_one_scripts_demo_reruns_that_script_alone_and_stales_no_recording(workdir):
+    """Code inputs at the grain of what a job computes: 01.1's function lives in
+    self_attention.py, the Jane inputs that 02.5 shares in jane.py, so an edit of 01.1 reruns
+    script 01's demos only — not 02.x, and none of the runs recorded from script 02."""
+    config = yaml.safe_load((workdir / TEST_CONFIG).read_text())
+    edited = "src/lecture17/experiments/self_attention.py"
+    importers = {
+        d
+        for d in DEMOS
+        if edited in code_inputs(f"lecture17.experiments.{DEMOS[d].module}", root=workdir)
+    }
+    assert importers == {d for d in DEMOS if DEMOS[d].module == "self_attention"}
+    assert not any(DEMOS[d].kind == "recorded" for d in importers)
+    source = workdir / edited
+    original = source.read_text()
+    try:
+        source.write_text(
+            original.replace(
+                "Q = X @ jane_query_matrix(strength)", "Q = X @ jane_query_matrix(strength)  # edit"
+            )
+        )
+        planned = planned_outputs(workdir)
+        runs = {p for p in planned if re.match(r"results/\d\d\.\d/", p)}
+        assert runs == set().union(
+            *(demo_outputs(config, d) for d in importers if d in config["demos"])
+        )
+        assert not any(p.startswith(("results/02.", "report/measured")) for p in planned)
+    finally:
+        source.write_text(original)
+        os.utime(source, (0, 0))
+
+
 def test_editing_a_registry_title_reruns_no_experiment_but_its_function_does(workdir):
     registry = workdir / "src/lecture17/experiments/__init__.py"
     original = registry.read_text()

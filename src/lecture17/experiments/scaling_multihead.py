@@ -35,7 +35,7 @@ from lecture17.attention_numpy import (
 )
 
 # 02.5 reuses the sentence of 01.1 (§5.1 "回到 Jane 的句子"); that module is numpy-only too.
-from lecture17.experiments.self_attention import JANE_DIMS, JANE_WORDS, jane_embeddings
+from lecture17.experiments.jane import JANE_DIMS, JANE_WORDS, jane_embeddings
 from lecture17.experiments.tidy import row, rows, tidy
 from lecture17.train_settings import TrainSettings
 

@@ -1,17 +1,12 @@
 """The inputs of the lecture's worked examples, printed where the example is in the report.
 
 A student redoing §2.3, §5.1 or exercise 1 by hand needs the matrices the code used: they are
-read from the code that builds them (experiments.self_attention) and from the build's config,
+read from the code that builds them (experiments.jane) and from the build's config,
 never retyped, and written as LaTeX (the Markdown keeps it; the HTML page shows MathML).
 """
 
+from lecture17.experiments.jane import JANE_DIMS, JANE_WORDS, jane_embeddings, jane_query_matrix
 from lecture17.experiments.scaling_multihead import HEAD_QUESTIONS
-from lecture17.experiments.self_attention import (
-    JANE_DIMS,
-    JANE_WORDS,
-    jane_embeddings,
-    jane_query_matrix,
-)
 
 
 def latex_matrix(matrix) -> str:
