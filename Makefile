@@ -10,7 +10,7 @@ export OMP_NUM_THREADS := 1
 export OPENBLAS_NUM_THREADS := 1
 export MKL_NUM_THREADS := 1
 
-.PHONY: setup report robustness test lint reference readme mutants slurm-profile slurm-test screenshots browser-test clean
+.PHONY: setup report robustness test test-python lint reference readme mutants slurm-profile slurm-test screenshots browser-test clean
 .DEFAULT_GOAL := report
 
 $(VENV)/.installed: requirements.txt pyproject.toml
@@ -35,6 +35,23 @@ robustness: setup
 # the workflow tests' build, are made once): 13.6 vs 18.8 minutes on 2 cores (README).
 test: setup
 	pytest -n 2 --dist loadfile
+
+# The torch-free part of the suite under another Python (requires-python admits 3.11-3.13):
+# the pins without torch (PyPI has no CPU build of torch 2.13.0 for it, only several GB of CUDA
+# wheels) in .venv-<version>. CI runs it for 3.12 and 3.13. Example: make test-python PY=3.13
+PY ?= 3.12
+PY_BIN ?= $(firstword $(wildcard $(HOME)/.pyenv/versions/$(PY).*/bin/python$(PY)) $(shell command -v python$(PY)))
+TORCH_FREE_TESTS := tests/pipeline/test_csvio.py tests/pipeline/test_profiles.py tests/reporting/test_diff.py tests/reporting/test_changelog.py tests/test_self_contained.py
+.venv-$(PY)/.installed: requirements.txt pyproject.toml
+	@test -n "$(PY_BIN)" || { echo "没有 Python $(PY) no python$(PY) found (pyenv or PATH)"; exit 1; }
+	$(PY_BIN) -m venv .venv-$(PY)
+	grep -v '^torch==' requirements.txt > .venv-$(PY)/requirements.txt
+	.venv-$(PY)/bin/pip install --quiet --disable-pip-version-check -r .venv-$(PY)/requirements.txt
+	.venv-$(PY)/bin/pip install --quiet --disable-pip-version-check --no-deps -e .
+	touch $@
+
+test-python: .venv-$(PY)/.installed
+	.venv-$(PY)/bin/python -m pytest -p no:cacheprovider -n 2 $(TORCH_FREE_TESTS)
 
 lint: setup
 	ruff check src tests bench workflow/scripts report/ledger mutants
