@@ -99,6 +99,34 @@ def test_a_counted_verdict_that_flips_fails_even_within_seed_variation(tmp_path)
     assert "counted claims）: 1" in lines[1] and "S1" in lines[2] and "verdict flips" in lines[2]
 
 
+BEYOND = {"section": "§8.4", "claim": "c", "lecture": "—", "class": "beyond", "fmt": ".3f"}
+
+
+def test_a_beyond_claim_on_trained_cells_is_judged_by_them_and_on_deterministic_cells_by_digits(
+    tmp_path,
+):
+    """06.6's beams read 05.1's trained models: another CPU prints other digits within seed
+    variation, which is no difference; a beyond claim on deterministic cells (06.5's hand-built
+    layer) must print the same digits, as an exact claim must."""
+    check = [{"above": {"value": "v", "than": 0}}]
+    trained = {**BEYOND, "id": "B1", "demo": "09.9", "values": {"v": {"quantity": "acc"}}}
+    analytic = {**BEYOND, "id": "B2", "demo": "09.8", "values": {"v": {"quantity": "weight"}}}
+    trained["check"] = analytic["check"] = check
+    other = [
+        ("gru", "acc", [0.52, 0.47, 0.49]),
+        ("tf", "acc", [0.968, 1.0, 0.99]),
+        ("tf", "loss", [0.11, 0.10, 0.13]),
+    ]
+    a, b = build(tmp_path, "a", TRAINED), build(tmp_path, "b", other)
+    assert run(a, b, [trained])[1] == 0
+    changed = [("gru", "acc", [0.10, 0.11, 0.09]), *TRAINED[1:]]
+    lines, failures = run(a, build(tmp_path, "c", changed), [trained])
+    assert failures == 2 and any(line.startswith("    B1") for line in lines)  # cell and claim
+    moved = build(tmp_path, "d", TRAINED, analytic_rows=(("x", "weight", [0.615]),))
+    lines, failures = run(a, moved, [analytic])
+    assert any(line.startswith("    B2") and "≠" in line for line in lines)
+
+
 def test_a_real_change_of_a_trained_cell_is_flagged(tmp_path):
     changed = [
         ("gru", "acc", [0.10, 0.11, 0.09]),  # another learning rate

@@ -4,6 +4,7 @@ the report, the ledger and the diff treat 06.3's GPU-only timings."""
 import numpy as np
 import pandas as pd
 import pytest
+import yaml
 from conftest import ROOT
 
 from lecture17.__main__ import as_text, width
@@ -406,6 +407,45 @@ def test_a_gpu_build_and_a_cpu_build_do_not_differ_on_the_gpu_claim(tmp_path):
     assert failures == 0  # a table of timings on one side only (a GPU build's) is no difference
     lines, failures = diff.diff_builds([GPU_CLAIM], gpu_build, gpu_build, {}, show_timing=True)
     assert failures == 0 and lines[2].endswith("计时 timing: (9, 6, 3) vs (9, 6, 3)")
+
+
+BEYOND_CLAIM = {
+    "id": "B",
+    "section": "§9.4",
+    "demo": "09.9",
+    "claim": "c",
+    "lecture": "—",
+    "class": "beyond",
+    "values": {"acc": {"quantity": "acc", "where": {"model": "attn"}}},
+    "check": [{"above": {"value": "acc", "than": 0.95}}],  # 0.9 in TABLE: it fails
+}
+
+
+def test_against_the_lecture_a_beyond_finding_is_listed_and_a_broken_property_fails():
+    """A pre-registered beyond-the-lecture claim that does not hold is a result (where a
+    published claim fails here); one marked `property: true` states a property of our code,
+    and its failure is a bug, as an exact claim's would be."""
+    assert ledger.evaluate(BEYOND_CLAIM, {"09.9": TABLE}).status == "differs"
+    lines, failures = diff.diff_lecture([BEYOND_CLAIM], {"09.9": TABLE})
+    assert failures == 0 and len(lines) == 1 and "预先登记的读法不成立" in lines[0]
+    lines, failures = diff.diff_lecture([{**BEYOND_CLAIM, "property": True}], {"09.9": TABLE})
+    assert failures == 1 and "不一致 FAIL" in lines[0]
+    holding = {
+        **BEYOND_CLAIM,
+        "property": True,
+        "check": [{"above": {"value": "acc", "than": 0.5}}],
+    }
+    assert diff.diff_lecture([holding], {"09.9": TABLE}) == ([], 0)
+    assert diff.diff_lecture([BEYOND_CLAIM], {})[1] == 1  # not built still fails
+
+
+@pytest.mark.parametrize("bad", [{"property": False}, {"property": True, "class": "seeded"}])
+def test_property_marks_only_a_beyond_claim(bad, tmp_path):
+    path = tmp_path / "ledger.yaml"
+    entry = {k: v for k, v in BEYOND_CLAIM.items() if k not in ("values", "check")} | bad
+    path.write_text(yaml.safe_dump([entry]))
+    with pytest.raises(ValueError, match="property: true marks a beyond claim"):
+        ledger.load_ledger(path)
 
 
 def test_the_ledger_knows_only_cuda_as_a_need(tmp_path):

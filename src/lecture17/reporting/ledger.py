@@ -109,6 +109,7 @@ ENTRY_KEYS = {
     "needs",
     "decide",
     "shown_as",  # {value: text}: how a coded value reads (a flag 1 shown as "nan")
+    "property",  # beyond only: a property of our code (a failure is a bug), not a finding
 }
 DECIDE_KEYS = {"recorded", "where"}  # (not "on": YAML 1.1 reads it as true)
 SELECTOR_KEYS = {"demo", "quantity", "where", "stat", "reduce"}
@@ -210,6 +211,8 @@ def _validate(entry: dict) -> None:
             raise ValueError(f"missing key {key!r}")
     if entry["class"] not in CLASSES:
         raise ValueError(f"class {entry['class']!r}; expected one of {CLASSES}")
+    if "property" in entry and (entry["property"] is not True or entry["class"] != "beyond"):
+        raise ValueError("property: true marks a beyond claim that states a property of our code")
     if entry.get("needs", NEEDS[0]) not in NEEDS:
         raise ValueError(f"needs {entry['needs']!r}; expected one of {NEEDS}")
     if entry["class"] == "cited" or entry["class"] == "echo" and not _has_values(entry):
