@@ -190,3 +190,42 @@ def test_a_verdict_is_cached_for_the_code_it_was_made_with(work):
         assert problems(work)[0].endswith("a planted verdict")  # read back, not re-run
     finally:
         (work / path).write_text(original, encoding="utf-8")
+
+
+def test_a_vouched_code_state_is_checked_by_its_hashes_and_a_behaviour_change_still_stales(
+    work, monkeypatch
+):
+    """`vouch` runs the fingerprint once and stores the verified code state: later checks of
+    that code are hash matches (the fingerprint is not run again), the recorded code stays the
+    one the runs were made with, and any other edit is judged by behaviour again."""
+    folder = work / record.MEASURED / DEMO
+    before = (folder / record.RECORD).read_text(encoding="utf-8")
+    spec = yaml.safe_load((work / "config/config.yaml").read_text(encoding="utf-8"))["demos"]
+    path = "src/lecture17/training.py"
+    original = (work / path).read_text(encoding="utf-8")
+    monkeypatch.chdir(work)  # vouch works on the checkout it runs in, as the command does
+    try:
+        (work / path).write_text("# a refactor\n" + original, encoding="utf-8")
+        assert record.vouch(DEMO, spec[DEMO], "a test CPU", record.MEASURED)["machine"]
+        stored = json.loads((folder / record.RECORD).read_text(encoding="utf-8"))
+        assert stored["code"] == json.loads(before)["code"]  # what the runs were made with
+        assert stored["vouched"][-1]["code"] == record.code_hashes(DEMO, work)
+
+        def not_again(*args, **kwargs):
+            raise AssertionError("the fingerprint ran again for a vouched code state")
+
+        monkeypatch.setattr(fingerprint, "verify", not_again)
+        assert problems(work) == []
+        assert record.vouched_by(DEMO, str(work / record.MEASURED), work) == "behaviour"
+        assert record.vouch(DEMO, spec[DEMO], "a test CPU", record.MEASURED) is not None
+        assert len(json.loads((folder / record.RECORD).read_text())["vouched"]) == 1  # once
+        monkeypatch.undo()
+        monkeypatch.chdir(work)
+        old, new = "min(1.0, (step + 1) / warmup)", "min(1.0, step / warmup)"
+        (work / path).write_text("# a refactor\n" + original.replace(old, new), encoding="utf-8")
+        assert "behaviour changed" in problems(work)[0]
+        with pytest.raises(SystemExit, match="not vouched for, the recording is stale"):
+            record.vouch(DEMO, spec[DEMO], "a test CPU", record.MEASURED)
+    finally:
+        (work / path).write_text(original, encoding="utf-8")
+        (folder / record.RECORD).write_text(before, encoding="utf-8")

@@ -33,6 +33,7 @@ settings are compared exactly, as before (record.problems).
 
     python -m lecture17.pipeline.fingerprint make 07.1 07.2     # write fingerprint.json
     python -m lecture17.pipeline.fingerprint widen 07.1 --machine "Intel Xeon (AVX-512, AMX)"
+    python -m lecture17.pipeline.fingerprint vouch 07.1 --machine "AMD EPYC"  # after a refactor
     python -m lecture17.pipeline.fingerprint compute 07.1 --spec '{…}' --out x.json  # one, raw
 """
 
@@ -351,6 +352,13 @@ def main(argv=None) -> int:
     p_widen.add_argument("--machine", required=True, help='e.g. "Intel Xeon (AVX-512, AMX)"')
     p_widen.add_argument("--config", type=Path, default=Path("config/config.yaml"))
     p_widen.add_argument("--root", default="report/measured")
+    p_vouch = sub.add_parser(
+        "vouch", help="verify on this checkout and store the code state in record.json"
+    )
+    p_vouch.add_argument("demos", nargs="+")
+    p_vouch.add_argument("--machine", required=True, help='e.g. "AMD EPYC Zen 4 (AVX-512)"')
+    p_vouch.add_argument("--config", type=Path, default=Path("config/config.yaml"))
+    p_vouch.add_argument("--root", default="report/measured")
     args = parser.parse_args(argv)
     if args.command == "compute":
         args.out.write_text(json.dumps(compute(args.demo, json.loads(args.spec))))
@@ -358,6 +366,12 @@ def main(argv=None) -> int:
     config = yaml.safe_load(args.config.read_text(encoding="utf-8"))["demos"]
     from lecture17.pipeline import record
 
+    if args.command == "vouch":
+        for demo in args.demos:
+            state = record.vouch(demo, config[demo], args.machine, args.root)
+            what = "代码和记录时相同 the recorded code" if state is None else state["vouched"]
+            print(f"演示 {demo}: 行为指纹在容差之内 fingerprint within tolerance ({what})")
+        return 0
     for demo in args.demos:
         if found := record.problems(demo, config[demo], args.root, behaviour=False):
             raise SystemExit(f"{demo}: the recording is stale, no fingerprint made: {found}")
