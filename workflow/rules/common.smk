@@ -88,6 +88,13 @@ def grid_json(wildcards):
     return json.dumps(point)
 
 
+def models_argument(wildcards, input):
+    """`--models <file> ` for a job of a reading demo (registry `reads_models`), else nothing:
+    decided from the job's own demo, never from a variable of the loop that made the rule.
+    """
+    return f"--models {input.models} " if DEMOS[wildcards.demo].reads_models else ""
+
+
 def read_models(wildcards):
     """A reading demo's input (registry `reads_models`): the models the demo it reads kept for
     the same grid point and seed (results/05.1/<setting>/seed<s>.models.pt for 06.6)."""

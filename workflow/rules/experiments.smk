@@ -80,11 +80,14 @@ for _rule, _demos in EXPERIMENT_RULES.items():
             settings=training_settings_json,
             grid=grid_json,
             registry=registry_entry,
+            models=models_argument,
+        # no Python expression on the loop's variables here: Snakemake evaluates a rule's shell
+        # again when the job runs, after the loop has moved on (a reading demo then trained its
+        # models again instead of reading them)
         shell:
             "python -m lecture17.pipeline.job {wildcards.demo} --seed {wildcards.seed} "
             "--settings {params.settings:q} --grid {params.grid:q} --out {output.csv} "
-            + ("--models {input.models} " if _demos[0].reads_models else "")
-            + "2> {log}"
+            "{params.models}2> {log}"
 
 
 # The recorded demos (07.x, 08.x): `snakemake robustness` (make robustness) runs their jobs
