@@ -24,7 +24,9 @@ def test_a_recording_holds_until_its_settings_code_registry_or_files_change(tmp_
     spec = yaml.safe_load(CONFIG.read_text(encoding="utf-8"))["demos"]["01.1"]
     saved = json.loads((results / "01.1/record.json").read_text())
     assert saved["demo"] == "01.1" and saved["device"] == "cpu" and saved["machine"]
-    assert set(saved["code"]) == set(record.job_code("self_attention", work))
+    own = "src/lecture17/experiments/self_attention.py"
+    assert set(saved["code"]) == {*record.job_code("01.1", work), f"{own}::jane_example"}
+    assert own not in saved["code"]  # the lines its function runs stand for the module
 
     def problems(spec=spec):
         return record.problems("01.1", spec, str(results), work)
@@ -35,10 +37,10 @@ def test_a_recording_holds_until_its_settings_code_registry_or_files_change(tmp_
     ]
     module = work / "src/lecture17/experiments/self_attention.py"
     original = module.read_text()
-    module.write_text(original + "\n# an edit\n")
-    assert problems() == [
-        "recorded with other code: ['src/lecture17/experiments/self_attention.py']"
-    ]
+    module.write_text(original + "\n\ndef another_demo():\n    return 0\n")
+    assert problems() == []  # another function of the module: not what 01.1 runs
+    module.write_text(original.replace("K = V = X @ np.eye(4)", "K = V = X @ np.eye(4) * 2"))
+    assert problems() == [f"recorded with other code: ['{own}::jane_example']"]
     module.write_text(original)
     saved_text = (results / "01.1/record.json").read_text()
     (results / "01.1/record.json").write_text(saved_text.replace("timings=", "timings=ms_x"))

@@ -167,10 +167,12 @@ def test_editing_attention_numpy_reruns_exactly_the_experiments_that_import_it(w
         os.utime(source, (0, 0))  # back to "older than every output"
 
 
-def test_editing_one_scripts_demo_reruns_that_script_alone_and_stales_no_recording(workdir):
+def test_editing_one_demos_function_reruns_that_demo_alone_and_stales_no_recording(workdir):
     """Code inputs at the grain of what a job computes: 01.1's function lives in
-    self_attention.py, the Jane inputs that 02.5 shares in jane.py, so an edit of 01.1 reruns
-    script 01's demos only — not 02.x, and none of the runs recorded from script 02."""
+    self_attention.py beside 01.2–01.5, the Jane inputs that 02.5 shares in jane.py. A job
+    depends on the lines of its module that its function runs (its `code` param), so an edit of
+    01.1's function reruns 01.1 only — not the module's other demos, not 02.x, and none of the
+    runs recorded from script 02; editing a helper shared by the module reruns those that run it."""
     config = yaml.safe_load((workdir / TEST_CONFIG).read_text())
     edited = "src/lecture17/experiments/self_attention.py"
     importers = {
@@ -190,10 +192,11 @@ def test_editing_one_scripts_demo_reruns_that_script_alone_and_stales_no_recordi
         )
         planned = planned_outputs(workdir)
         runs = {p for p in planned if re.match(r"results/\d\d\.\d/", p)}
-        assert runs == set().union(
-            *(demo_outputs(config, d) for d in importers if d in config["demos"])
-        )
+        assert runs == demo_outputs(config, "01.1")
+        assert {*table_outputs("01.1"), "report/lecture17.md"} <= planned
         assert not any(p.startswith(("results/02.", "report/measured")) for p in planned)
+        source.write_text(original + "\n\ndef another_demo(*, seed: int):\n    return seed\n")
+        assert not {p for p in planned_outputs(workdir) if re.match(r"results/\d\d\.\d/", p)}
     finally:
         source.write_text(original)
         os.utime(source, (0, 0))

@@ -181,13 +181,22 @@ def code(*modules):
 
 # The registry is read when the workflow is parsed. What a job takes from it (its function
 # and its declared timings) is the job's `registry` param, so editing another fact (a title, a
-# §, another demo's entry) reruns no experiment; the registry file is left out of the code
-# (pipeline/record.py: job_code, registry_entry; a recorded run hashes the same files).
+# §, another demo's entry) reruns no experiment; the registry file is left out of the code.
+# The demo's own module is left out too: the lines of it that the job's function runs are the
+# job's `code` param, so adding or editing another demo of the module reruns none of this one's
+# jobs (pipeline/record.py: job_code, function_code, registry_entry; a recorded run hashes the
+# same files and lines).
 
 
-def job_code(module):
-    """The code inputs of an experiment rule: what its jobs import, the registry left out."""
-    return record.job_code(module, ROOT)
+def job_code(wildcards):
+    """The code inputs of an experiment job: the files it imports, less the registry and its
+    demo's own module (whose part it runs is the `code` param)."""
+    return record.job_code(wildcards.demo, ROOT)
+
+
+def function_code(wildcards):
+    """The sha256 of the lines of its module that the job's demo function runs."""
+    return record.function_code(wildcards.demo, ROOT)
 
 
 def registry_entry(wildcards):

@@ -19,7 +19,7 @@ for _rule, _demos in EXPERIMENT_RULES.items():
         name:
             _rule
         input:
-            code=job_code(_demos[0].module),
+            code=job_code,
         output:
             csv="results/{demo}/seed{seed}.csv",
             timing="results/{demo}/seed{seed}.timing.csv",
@@ -37,6 +37,7 @@ for _rule, _demos in EXPERIMENT_RULES.items():
         params:
             settings=settings_json,
             registry=registry_entry,
+            code=function_code,
         shell:
             "python -m lecture17.pipeline.job {wildcards.demo} --seed {wildcards.seed} "
             "--settings {params.settings:q} --out {output.csv} 2> {log}"
@@ -54,7 +55,7 @@ for _rule, _demos in EXPERIMENT_RULES.items():
             _rule
         input:
             **({"models": read_models} if _demos[0].reads_models else {}),
-            code=job_code(_demos[0].module),
+            code=job_code,
         output:
             **(
                 {"models": "results/{demo}/{setting}/seed{seed}.models.pt"}
@@ -80,6 +81,7 @@ for _rule, _demos in EXPERIMENT_RULES.items():
             settings=training_settings_json,
             grid=grid_json,
             registry=registry_entry,
+            code=function_code,
             models=models_argument,
         # no Python expression on the loop's variables here: Snakemake evaluates a rule's shell
         # again when the job runs, after the loop has moved on (a reading demo then trained its
@@ -99,7 +101,7 @@ rule record:
     input:
         runs=lambda w: run_csvs(w.demo),
         timings=lambda w: [timing_path(p) for p in run_csvs(w.demo)],
-        code=lambda w: job_code(DEMOS[w.demo].module),
+        code=job_code,
     output:
         f"{MEASURED}/{{demo}}/record.json",
     log:

@@ -81,3 +81,62 @@ def code_inputs(*entry_modules: str, root: Path) -> list[str]:
     """The closure as sorted paths relative to the workflow root, the way a rule lists inputs."""
     root = Path(root).resolve()
     return sorted(str(p.relative_to(root)) for p in code_closure(*entry_modules, src=root / "src"))
+
+
+# A demo's own module at the grain of its function. Code inputs are whole files, so a new demo
+# added to self_attention.py would rerun every demo of that module. For the module that holds
+# a demo's function, a job depends instead on the lines that function runs: its own, those of
+# the module-level definitions it reaches by name (helpers, constants, classes, transitively)
+# and every module-level statement that defines no name (imports, side effects). The text of
+# those lines (not an AST dump, whose format changes between Python versions) is the job's
+# `code` param; another function's edit, or a comment between functions, leaves it unchanged.
+
+
+def _defines(node: ast.stmt) -> set[str] | None:
+    """The names a module-level statement defines, or None for one that must always count."""
+    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        return {node.name}
+    targets = node.targets if isinstance(node, ast.Assign) else [getattr(node, "target", None)]
+    if isinstance(node, ast.Assign | ast.AnnAssign) and all(
+        isinstance(t, ast.Name) for t in targets
+    ):
+        return {t.id for t in targets}
+    return None
+
+
+def _names(node: ast.AST) -> set[str]:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+
+
+def function_source(path: Path, name: str) -> str:
+    """The source lines of `path` that its module-level function `name` runs (see above)."""
+    text = path.read_text()
+    tree = ast.parse(text, filename=str(path))
+    body = tree.body[1:] if ast.get_docstring(tree) is not None else tree.body
+    defining: dict[str, list[ast.stmt]] = {}
+    always = []
+    for node in body:
+        names = _defines(node)
+        if names is None:
+            always.append(node)
+        for defined in names or ():
+            defining.setdefault(defined, []).append(node)
+    if not any(isinstance(n, ast.FunctionDef) for n in defining.get(name, [])):
+        raise ValueError(f"{path} defines no module-level function {name!r}")
+    kept, todo = set(map(id, always)), [name, *set().union(*map(_names, always))]
+    seen = set()
+    while todo:
+        used = todo.pop()
+        if used in seen:
+            continue
+        seen.add(used)
+        for node in defining.get(used, []):
+            kept.add(id(node))
+            todo += _names(node)
+    lines = text.splitlines()
+    spans = []
+    for node in body:
+        if id(node) in kept:
+            first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])
+            spans.append("\n".join(lines[first - 1 : node.end_lineno]))
+    return "\n".join(spans) + "\n"

@@ -8,7 +8,8 @@ committed. Beside them, `record.json` says what they were run with:
      "registry": "beyond.gpu_step_time timings=...", "recorded": "2026-12-01T12:00:00+00:00",
      "machine": "NVIDIA H200 · Intel Xeon ...", "device": "cuda"}
 
-`code` hashes exactly the files a job of the demo imports (its rule's code inputs), and
+`code` hashes exactly the files a job of the demo imports (its code inputs) and, under
+"<module>.py::<function>", the lines of its own module that its function runs; and
 `registry` is the job's registry entry, so a build can tell whether the recorded runs are
 what this checkout would compute: `problems()` lists every difference (settings, a changed or
 missing file, the registry entry, a missing CSV) and the build uses the runs only when there is
@@ -32,7 +33,7 @@ from pathlib import Path
 from lecture17.experiments import DEMOS
 from lecture17.pipeline import fingerprint
 from lecture17.pipeline.csvio import timing_path
-from lecture17.pipeline.deps import code_inputs
+from lecture17.pipeline.deps import code_inputs, function_source, imported_modules, module_path
 from lecture17.pipeline.job import jobs
 
 MEASURED = "report/measured"
@@ -41,10 +42,17 @@ RECORD = "record.json"
 REGISTRY_FILE = "src/lecture17/experiments/__init__.py"
 
 
-def job_code(module: str, root: Path = Path(".")) -> list[str]:
-    """The code inputs of a demo's jobs: what they import, the registry file left out."""
-    files = code_inputs("lecture17.pipeline.job", f"lecture17.experiments.{module}", root=root)
-    return [path for path in files if path != REGISTRY_FILE]
+def job_code(demo: str, root: Path = Path(".")) -> list[str]:
+    """The code inputs of a demo's jobs: the files they import, the registry file left out, and
+    the demo's own module left out too when nothing else imports it: its jobs depend on the part
+    of it that their function runs instead (`function_code`), so that adding or editing another
+    demo of the module reruns none of this one's jobs."""
+    module = f"lecture17.experiments.{DEMOS[demo].module}"
+    files = code_inputs("lecture17.pipeline.job", module, root=root)
+    own = str(module_path(module, Path(root) / "src").relative_to(Path(root)))
+    imported = imported_modules(Path(root) / own, Path(root) / "src")
+    others = code_inputs("lecture17.pipeline.job", *sorted(imported), root=root)
+    return [p for p in files if p != REGISTRY_FILE and (p != own or own in others)]
 
 
 def registry_entry(demo: str) -> str:
@@ -53,11 +61,26 @@ def registry_entry(demo: str) -> str:
     return f"{entry.function} timings={','.join(entry.timings)}"
 
 
+def function_key(demo: str) -> str:
+    """The name of a demo's function in its code hashes: "<its module's path>::<function>"."""
+    module, function = DEMOS[demo].function.rsplit(".", 1)
+    return f"src/lecture17/experiments/{module.replace('.', '/')}.py::{function}"
+
+
+def function_code(demo: str, root: Path = Path(".")) -> str:
+    """The sha256 of the lines of its module that a demo's function runs (deps.function_source):
+    the `code` param of its jobs, and one of the hashes a recording keeps."""
+    path, function = function_key(demo).split("::")
+    source = function_source(Path(root) / path, function)
+    return hashlib.sha256(source.encode()).hexdigest()
+
+
 def code_hashes(demo: str, root: Path = Path(".")) -> dict[str, str]:
-    return {
+    hashes = {
         path: hashlib.sha256((Path(root) / path).read_bytes()).hexdigest()
-        for path in job_code(DEMOS[demo].module, root)
+        for path in job_code(demo, root)
     }
+    return {**hashes, function_key(demo): function_code(demo, root)}
 
 
 def write(
