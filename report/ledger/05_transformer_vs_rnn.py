@@ -349,6 +349,10 @@ def l17_06_8d_narrow_heads_worse(v) -> Finding:
 
 
 EXAMPLES = {
+    "L17-S9.5-gpu": {  # a CPU build has no 06.3 table: its check shown on values
+        "holds": {"ratio": 0.4},
+        "fails": {"ratio": 1.3},
+    },
     "L17-06.8a": {  # ten seeds, four heads each (head 0's seeds, then head 1's, …)
         "holds": {"full": [0.99] * 10, "heads_out": [0.97] * 40},
         "fails": {"full": [0.99] * 10, "heads_out": [0.97] * 30 + [0.5] * 10},

@@ -248,14 +248,27 @@ def verdict_on_values(entry, values: dict) -> bool | None:
     return checks.verdict(checks.run(ledger.steps_of(entry), context))
 
 
-def claims_with_tables() -> list[dict]:
-    return [e for e in entries() if demos_of(e) and demos_of(e) <= set(reference_tables())]
+def claims_with_values() -> list[dict]:
+    return [e for e in entries() if demos_of(e)]
 
 
-@pytest.mark.parametrize("entry", claims_with_tables(), ids=lambda e: e["id"])
-def test_every_check_can_fail_and_hold(entry):
+@pytest.fixture(scope="module")
+def can_fail_tables(tables) -> dict:
+    """The committed reference tables; a deterministic demo the reference does not hold yet (a
+    demo just added) from its first seed, run here."""
+    return {**tables, **reference_tables()}
+
+
+@pytest.mark.parametrize("entry", claims_with_values(), ids=lambda e: e["id"])
+def test_every_check_can_fail_and_hold(entry, can_fail_tables):
     own = examples().get(entry["id"], {})
-    base = verdict_of(entry, reference_tables())
+    if not demos_of(entry) <= set(can_fail_tables) and not {"holds", "fails"} <= set(own):
+        pytest.fail(  # never skipped: a claim no test can make fail is a claim nobody checked
+            f"{entry['id']}: no table of {sorted(demos_of(entry) - set(can_fail_tables))} in "
+            "report/reference/ and none computed here (a training or GPU demo): run `make "
+            "reference`, or give EXAMPLES[id]['holds'] and ['fails'] in its predicate file"
+        )
+    base = verdict_of(entry, can_fail_tables) if demos_of(entry) <= set(can_fail_tables) else None
     if "holds" in own:
         assert verdict_on_values(entry, own["holds"]) is True, f"{entry['id']}: EXAMPLES holds"
     else:
@@ -270,7 +283,7 @@ def test_every_check_can_fail_and_hold(entry):
         pytest.fail(f"{entry['id']}: give EXAMPLES[id]['fails'] too")
     for name in ledger._selectors(entry):
         for mutation in MUTATIONS.values():
-            if verdict_of(entry, mutated(reference_tables(), entry, name, mutation)) is False:
+            if verdict_of(entry, mutated(can_fail_tables, entry, name, mutation)) is False:
                 return  # this mutation of the rows `name` reads fails the check
     pytest.fail(
         f"{entry['id']}: no mutation of its rows ({', '.join(MUTATIONS)}) fails the check; "
