@@ -13,32 +13,51 @@ from conftest import ROOT
 
 from lecture17.experiments import DEMOS
 from lecture17.pipeline import record
-from lecture17.pipeline.deps import code_inputs, function_source
+from lecture17.pipeline.deps import code_inputs, code_parts, function_source
 
 TEST_CONFIG = yaml.safe_load((ROOT / ".test/config/config.yaml").read_text())
 
-# Run every demo of one module in one interpreter, each with its module replaced by only the
-# lines its function runs (deps.function_source): a name those lines miss fails the run. Then
-# list the lecture17 source files loaded.
+# Run every demo of one module in one interpreter, each with every experiments module it runs
+# only part of replaced by those lines alone (deps.code_parts): a name the lines miss fails the
+# run. Then list the lecture17 source files loaded.
 PROBE = """
-import json, sys, types
+import ast, json, sys, types
 from pathlib import Path
-from lecture17.pipeline.deps import function_source
-from lecture17.pipeline.job import run_demo
 from lecture17.experiments import DEMOS
+from lecture17.pipeline.deps import code_parts
+from lecture17.pipeline.job import run_demo
+
+def install(parts):
+    cut = {}
+    for key, text in parts.items():
+        path = Path(key.split("::")[0]).resolve()
+        name = ".".join(Path(key.split("::")[0]).with_suffix("").parts[1:])
+        cut[name] = types.ModuleType(name)
+        cut[name].__file__ = str(path)
+        sys.modules.pop(name, None)
+    done = set()
+    while len(done) < len(cut):  # a cut module's own imports of another cut module first
+        for name, text in ((n, parts[k]) for k in parts for n in cut if cut[n].__file__
+                           == str(Path(k.split("::")[0]).resolve())):
+            needs = {n.module for n in ast.parse(text).body if isinstance(n, ast.ImportFrom)}
+            if name in done or (needs & set(cut)) - done:
+                continue
+            sys.modules[name] = cut[name]
+            exec(compile(text, cut[name].__file__, "exec"), cut[name].__dict__)
+            done.add(name)
+    return cut
+
 for demo, spec in json.loads(sys.argv[1]).items():
-    name = f"lecture17.experiments.{DEMOS[demo].module}"
-    path = Path("src", *name.split(".")).with_suffix(".py").resolve()
-    cut = types.ModuleType(name)
-    cut.__file__ = str(path)
-    sys.modules[name] = cut
-    exec(compile(function_source(path, DEMOS[demo].function.split(".")[-1]), str(path), "exec"),
-         cut.__dict__)
+    module, function = DEMOS[demo].function.rsplit(".", 1)
+    files, parts = code_parts(f"lecture17.experiments.{module}", function,
+                              "lecture17.pipeline.job", root=Path("."))
+    cut = install(parts)
     grid = spec.get("grid", {})
     point = {k: v[0] for k, v in grid.items()}
     settings = dict(spec["settings"], **({"device": "cpu"} if grid else {}))
     run_demo(demo, settings, spec["seeds"][0], point)
-    del sys.modules[name]
+    for name in cut:
+        del sys.modules[name]
 print(json.dumps(sorted(m.__file__ for name, m in sys.modules.items()
                         if name.split(".")[0] == "lecture17" and getattr(m, "__file__", None))))
 """
@@ -65,8 +84,7 @@ def test_a_jobs_code_inputs_and_function_lines_cover_what_it_imports_and_runs(mo
     loaded = {
         str(Path(f).resolve().relative_to(ROOT)) for f in json.loads(done.stdout.splitlines()[-1])
     }
-    own = f"src/lecture17/experiments/{module}.py"
-    listed = {own}.union(*(record.job_code(demo, ROOT) for demo in demos))
+    listed = set().union(*(record.job_code(demo, ROOT) for demo in demos))
     listed |= {record.REGISTRY_FILE, "src/lecture17/pipeline/deps.py"}  # the job's params; PROBE
     assert loaded <= listed, f"imported but not listed as job inputs: {sorted(loaded - listed)}"
 
@@ -115,7 +133,7 @@ def test_a_functions_lines_are_its_own_its_helpers_and_the_modules_statements(tm
     assert lines(MODULE.replace("SCALE = 2.0", "SCALE = 2.5")) != base
     assert lines(MODULE.replace("import math", "import math\nmath.pi = 3")) != base
     assert lines(MODULE.replace("def f(x):", "@staticmethod\ndef f(x):")) != base
-    with pytest.raises(ValueError, match="no module-level function 'nope'"):
+    with pytest.raises(ValueError, match="defines no module-level 'nope'"):
         lines(MODULE, "nope")
 
 
@@ -151,3 +169,37 @@ def test_the_closure_follows_imports_inside_functions(tmp_path):
         "src/lecture17/experiments/demo.py",
         "src/lecture17/helper.py",
     ]
+
+
+def test_a_helper_imported_from_another_experiments_module_counts_at_its_grain(tmp_path):
+    pkg = tmp_path / "src" / "lecture17"
+    (pkg / "experiments").mkdir(parents=True)
+    for name in ("__init__.py", "experiments/__init__.py", "whole.py"):
+        (pkg / name).write_text("")
+    (pkg / "experiments" / "a.py").write_text(
+        "def demo():\n    from lecture17.experiments.b import helper\n    return helper()\n"
+    )
+    b = pkg / "experiments" / "b.py"
+    b.write_text(
+        "import lecture17.whole\n\n\ndef helper():\n    return 1\n\n\ndef other():\n    return 2\n"
+    )
+
+    def parts():
+        return code_parts("lecture17.experiments.a", "demo", root=tmp_path)
+
+    files, cut = parts()
+    assert files == [
+        "src/lecture17/__init__.py",
+        "src/lecture17/whole.py",
+    ]  # b's import of `whole` counts whole
+    assert list(cut) == [
+        "src/lecture17/experiments/a.py::demo",
+        "src/lecture17/experiments/b.py::helper",
+    ]
+    b.write_text(b.read_text().replace("return 2", "return 3"))
+    assert parts() == (files, cut)  # another function of b
+    b.write_text(b.read_text().replace("return 1", "return 4"))
+    assert (
+        parts()[1]["src/lecture17/experiments/b.py::helper"]
+        != cut["src/lecture17/experiments/b.py::helper"]
+    )

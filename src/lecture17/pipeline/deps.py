@@ -23,11 +23,12 @@ def module_path(name: str, src: Path = SRC) -> Path:
     return path
 
 
-def imported_modules(path: Path, src: Path = SRC) -> set[str]:
-    """The lecture17 modules one file imports (absolute imports; `from lecture17 import x` too)."""
+def imported_modules(path: Path, src: Path = SRC, text: str | None = None) -> set[str]:
+    """The lecture17 modules one file imports (absolute imports; `from lecture17 import x` too);
+    `text`: only these lines of it (function_source)."""
     found = set()
     package = _package_of(path, src)
-    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+    for node in ast.walk(ast.parse(path.read_text() if text is None else text, str(path))):
         if isinstance(node, ast.Import):
             found |= {a.name for a in node.names if a.name.split(".")[0] == PACKAGE}
         elif isinstance(node, ast.ImportFrom):
@@ -83,13 +84,18 @@ def code_inputs(*entry_modules: str, root: Path) -> list[str]:
     return sorted(str(p.relative_to(root)) for p in code_closure(*entry_modules, src=root / "src"))
 
 
-# A demo's own module at the grain of its function. Code inputs are whole files, so a new demo
-# added to self_attention.py would rerun every demo of that module. For the module that holds
-# a demo's function, a job depends instead on the lines that function runs: its own, those of
-# the module-level definitions it reaches by name (helpers, constants, classes, transitively)
-# and every module-level statement that defines no name (imports, side effects). The text of
-# those lines (not an AST dump, whose format changes between Python versions) is the job's
-# `code` param; another function's edit, or a comment between functions, leaves it unchanged.
+# The experiments at the grain of a function. Code inputs are whole files, so a new demo added
+# to positional_encoding.py would rerun every demo of that module, and every demo of a module
+# that imports a helper from it. A job depends instead on the lines of an experiments module
+# that it runs: for its demo's function, the function itself, the module-level definitions it
+# reaches by name (helpers, constants, classes, transitively) and every module-level statement
+# that defines no name (imports, side effects); for a name it imports from another experiments
+# module (`from lecture17.experiments.layers import PLACEMENTS`), the same for that name. The
+# text of those lines (not an AST dump, whose format changes between Python versions) is
+# hashed; an edit of another function, or a comment between functions, leaves it unchanged.
+# Every other module (the lecture's layer, the pipeline) counts as a whole file.
+
+EXPERIMENTS = f"{PACKAGE}.experiments"
 
 
 def _defines(node: ast.stmt) -> set[str] | None:
@@ -108,22 +114,24 @@ def _names(node: ast.AST) -> set[str]:
     return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
 
 
-def function_source(path: Path, name: str) -> str:
-    """The source lines of `path` that its module-level function `name` runs (see above)."""
+def function_source(path: Path, names: str | set[str]) -> str:
+    """The source lines of `path` that its module-level `names` (a function's, or several
+    functions', classes' and constants') run or hold (see above)."""
+    names = {names} if isinstance(names, str) else set(names)
     text = path.read_text()
     tree = ast.parse(text, filename=str(path))
     body = tree.body[1:] if ast.get_docstring(tree) is not None else tree.body
     defining: dict[str, list[ast.stmt]] = {}
     always = []
     for node in body:
-        names = _defines(node)
-        if names is None:
+        defined = _defines(node)
+        if defined is None:
             always.append(node)
-        for defined in names or ():
-            defining.setdefault(defined, []).append(node)
-    if not any(isinstance(n, ast.FunctionDef) for n in defining.get(name, [])):
-        raise ValueError(f"{path} defines no module-level function {name!r}")
-    kept, todo = set(map(id, always)), [name, *set().union(*map(_names, always))]
+        for name in defined or ():
+            defining.setdefault(name, []).append(node)
+    if missing := sorted(names - set(defining)):
+        raise ValueError(f"{path} defines no module-level {', '.join(map(repr, missing))}")
+    kept, todo = set(map(id, always)), [*names, *set().union(*map(_names, always))]
     seen = set()
     while todo:
         used = todo.pop()
@@ -140,3 +148,52 @@ def function_source(path: Path, name: str) -> str:
             first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])
             spans.append("\n".join(lines[first - 1 : node.end_lineno]))
     return "\n".join(spans) + "\n"
+
+
+def code_parts(
+    module: str, function: str, *entries: str, root: Path
+) -> tuple[list[str], dict[str, str]]:
+    """What a job that imports `entries` (whole) and runs `module.function` depends on: the
+    whole files (sorted paths relative to root, as code_inputs) and, for each experiments
+    module it runs only part of, {"<path>::<name,name,…>": those lines}."""
+    root = Path(root).resolve()
+    src = root / "src"
+    whole_modules, wanted = set(entries), {module: {function}}
+    while True:
+        whole = code_closure(*whole_modules, src=src)
+        cut = {m: n for m, n in wanted.items() if module_path(m, src) not in whole}
+        texts = {m: function_source(module_path(m, src), n) for m, n in cut.items()}
+        grown = False
+        for m, text in texts.items():
+            path = module_path(m, src)
+            for node in ast.walk(ast.parse(text)):
+                if isinstance(node, ast.ImportFrom) and not node.level and node.module:
+                    target, aliases = node.module, {a.name for a in node.names}
+                    if target.startswith(f"{EXPERIMENTS}.") and not any(
+                        _is_module(f"{target}.{a}", src) for a in aliases
+                    ):
+                        if not aliases <= wanted.setdefault(target, set()):
+                            wanted[target] |= aliases
+                            grown = True
+                        continue
+            others = {
+                i
+                for i in imported_modules(path, src, text)
+                if not (i.startswith(f"{EXPERIMENTS}.") and i in wanted)
+            }
+            if not others <= whole_modules:
+                whole_modules |= others
+                grown = True
+        if not grown:
+            break
+    files = sorted(str(p.relative_to(root)) for p in whole)
+    parts = {
+        f"{module_path(m, src).relative_to(root)}::{','.join(sorted(wanted[m]))}": text
+        for m, text in sorted(texts.items())
+    }
+    return files, parts
+
+
+def _is_module(name: str, src: Path) -> bool:
+    base = src.joinpath(*name.split("."))
+    return base.with_suffix(".py").exists() or (base / "__init__.py").exists()

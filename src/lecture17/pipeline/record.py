@@ -9,7 +9,7 @@ committed. Beside them, `record.json` says what they were run with:
      "machine": "NVIDIA H200 · Intel Xeon ...", "device": "cuda"}
 
 `code` hashes exactly the files a job of the demo imports (its code inputs) and, under
-"<module>.py::<function>", the lines of its own module that its function runs; and
+"<module>.py::<names>", the lines of the experiments modules that it runs only part of; and
 `registry` is the job's registry entry, so a build can tell whether the recorded runs are
 what this checkout would compute: `problems()` lists every difference (settings, a changed or
 missing file, the registry entry, a missing CSV) and the build uses the runs only when there is
@@ -33,7 +33,7 @@ from pathlib import Path
 from lecture17.experiments import DEMOS
 from lecture17.pipeline import fingerprint
 from lecture17.pipeline.csvio import timing_path
-from lecture17.pipeline.deps import code_inputs, function_source, imported_modules, module_path
+from lecture17.pipeline.deps import code_parts
 from lecture17.pipeline.job import jobs
 
 MEASURED = "report/measured"
@@ -42,17 +42,21 @@ RECORD = "record.json"
 REGISTRY_FILE = "src/lecture17/experiments/__init__.py"
 
 
+def _job_parts(demo: str, root: Path) -> tuple[list[str], dict[str, str]]:
+    """deps.code_parts of a demo's job: the files it imports whole, and the lines of the
+    experiments modules it runs part of (its function's, and any helper's it imports)."""
+    module, function = DEMOS[demo].function.rsplit(".", 1)
+    return code_parts(
+        f"lecture17.experiments.{module}", function, "lecture17.pipeline.job", root=root
+    )
+
+
 def job_code(demo: str, root: Path = Path(".")) -> list[str]:
-    """The code inputs of a demo's jobs: the files they import, the registry file left out, and
-    the demo's own module left out too when nothing else imports it: its jobs depend on the part
-    of it that their function runs instead (`function_code`), so that adding or editing another
-    demo of the module reruns none of this one's jobs."""
-    module = f"lecture17.experiments.{DEMOS[demo].module}"
-    files = code_inputs("lecture17.pipeline.job", module, root=root)
-    own = str(module_path(module, Path(root) / "src").relative_to(Path(root)))
-    imported = imported_modules(Path(root) / own, Path(root) / "src")
-    others = code_inputs("lecture17.pipeline.job", *sorted(imported), root=root)
-    return [p for p in files if p != REGISTRY_FILE and (p != own or own in others)]
+    """The code inputs of a demo's jobs: the files they import whole, the registry file left
+    out. The experiments modules they run only part of are not among them: those lines are
+    the jobs' `code` param (function_code), so that adding or editing another demo of the
+    module, or a helper this demo does not use, reruns none of its jobs."""
+    return [path for path in _job_parts(demo, root)[0] if path != REGISTRY_FILE]
 
 
 def registry_entry(demo: str) -> str:
@@ -61,18 +65,17 @@ def registry_entry(demo: str) -> str:
     return f"{entry.function} timings={','.join(entry.timings)}"
 
 
-def function_key(demo: str) -> str:
-    """The name of a demo's function in its code hashes: "<its module's path>::<function>"."""
-    module, function = DEMOS[demo].function.rsplit(".", 1)
-    return f"src/lecture17/experiments/{module.replace('.', '/')}.py::{function}"
+def part_hashes(demo: str, root: Path = Path(".")) -> dict[str, str]:
+    """{"<path>::<names>": sha256 of those lines} for the experiments code a demo's jobs run
+    only part of: its function's module, and the modules it imports a helper from."""
+    parts = _job_parts(demo, root)[1]
+    return {key: hashlib.sha256(text.encode()).hexdigest() for key, text in parts.items()}
 
 
 def function_code(demo: str, root: Path = Path(".")) -> str:
-    """The sha256 of the lines of its module that a demo's function runs (deps.function_source):
-    the `code` param of its jobs, and one of the hashes a recording keeps."""
-    path, function = function_key(demo).split("::")
-    source = function_source(Path(root) / path, function)
-    return hashlib.sha256(source.encode()).hexdigest()
+    """One sha256 over part_hashes: the `code` param of a demo's jobs."""
+    text = json.dumps(part_hashes(demo, root), sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def code_hashes(demo: str, root: Path = Path(".")) -> dict[str, str]:
@@ -80,7 +83,7 @@ def code_hashes(demo: str, root: Path = Path(".")) -> dict[str, str]:
         path: hashlib.sha256((Path(root) / path).read_bytes()).hexdigest()
         for path in job_code(demo, root)
     }
-    return {**hashes, function_key(demo): function_code(demo, root)}
+    return {**hashes, **part_hashes(demo, root)}
 
 
 def write(
