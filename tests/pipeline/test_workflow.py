@@ -506,3 +506,115 @@ def test_robustness_records_its_runs_and_the_default_build_aggregates_them_witho
     out = snakemake(work, "--dry-run")
     assert "report/measured/07.3/ not used: recorded with other code" in out
     assert "behaviour changed" in out and "rerun: make robustness" in out
+
+
+# docs/ARCHITECTURE.md's "Recipe: add a demo", followed to the letter for its own example, a
+# sixth demo of script 03 in §6.5: each step below is one place the recipe names.
+RECIPE = {
+    "src/lecture17/experiments/positional_encoding.py": (
+        None,  # appended: step 1, the function
+        '''
+
+def pe_norms(*, d_model: int, n_positions: int, seed: int) -> pd.DataFrame:
+    """§6.5: the length of each position's encoding, √(d_model / 2) at every position."""
+    del seed  # deterministic
+    pe = positional_encoding(n_positions, d_model)
+    records = [row("norm", float(np.linalg.norm(pe[p])), position=p) for p in range(n_positions)]
+    return tidy(records, ["position"])
+''',
+    ),
+    "src/lecture17/experiments/__init__.py": (  # step 2, the registry entry
+        "    # 04 encoder and decoder layers (§7–§8)\n",
+        '    Demo("03.6", "positional_encoding.pe_norms", "§6.5", "长度 norms"),\n',
+    ),
+    "config/config.yaml": (  # step 3, its settings
+        "  # --- 04 encoder and decoder layers (§7–§8)",
+        '  "03.6": # §6.5 the length of PE(pos)\n    seeds: [0]\n    settings:\n'
+        "      d_model: 32 # chosen: a width of the lecture's tiny models\n"
+        "      n_positions: 8 # chosen: a few positions\n",
+    ),
+    ".test/config/config.yaml": (  # … and its small block
+        "  '04.1':\n",
+        "  '03.6':\n    seeds:\n    - 0\n    settings:\n      d_model: 32\n      n_positions: 4\n",
+    ),
+    "report/views/03.yaml": (  # step 4, its view …
+        None,
+        '\n"03.6":\n  - title: "位置编码的长度 Length of PE(pos)"\n    section: "§6.5"\n'
+        "    quantities: [norm]\n    index: [position]\n    columns: [quantity]\n"
+        '    fmt: ".3f"\n    labels: {position: "位置 pos", norm: "‖PE(pos)‖"}\n',
+    ),
+    "report/templates/lecture17.md.j2": (  # … and its place, under its § heading
+        "\n四种位置方案（RoPE、ALiBi",
+        '\n{{ r.demo("03.6") }}\n',
+    ),
+    "report/ledger/03_positional_encoding.yaml": (  # step 5, its claim
+        None,
+        '\n- id: L17-03.6a\n  section: "§6.5"\n  demo: "03.6"\n'
+        '  claim: "d_model = 32：每个位置的编码长度都是 √(32/2) = 4 every position\'s norm is 4"\n'
+        '  lecture: "4.000"\n  number: 4.0\n  class: exact\n'
+        "  value: {quantity: norm, where: {position: 3}}\n"
+        '  fmt: ".3f"\n',
+    ),
+}
+
+
+def follow_the_recipe(work: Path) -> None:
+    for name, (before, text) in RECIPE.items():
+        path = work / name
+        original = path.read_text(encoding="utf-8")
+        if before is None:
+            path.write_text(original + text, encoding="utf-8")
+        else:
+            assert original.count(before) == 1, f"{name}: the place to add to moved"
+            path.write_text(original.replace(before, text + before), encoding="utf-8")
+
+
+def recipe_section() -> str:
+    text = (ROOT / "docs/ARCHITECTURE.md").read_text(encoding="utf-8")
+    return text.split("## Recipe: add a demo")[1].split("\n## ")[0]
+
+
+def test_adding_a_demo_by_the_recipe_touches_only_its_places_and_reruns_only_that_demo(
+    workdir, tmp_path
+):
+    """The recipe as a test, in a copy of the built tree: add 03.6 by the recipe's five steps,
+    then what the recipe says to run. The registry, contract and view tests pass unedited; the
+    new claim's check is shown to fail and hold; a dry run plans 03.6's job, its table and the
+    report, and no job of 03.1–03.5 (same module), of 06.x (beyond.py imports a helper from
+    this module) or any recorded demo. If the recipe needs another edit, this fails and names it.
+    """
+    work = tmp_path / "work"
+    shutil.copytree(workdir, work, symlinks=True)  # mtimes kept: the copy is built too
+    follow_the_recipe(work)
+    env = dict(os.environ, PYTHONPATH=str(work / "src"))
+    readme = python_m(work, "lecture17", "readme")  # `make readme`, as the recipe says
+    assert readme.returncode == 0, readme.stderr
+    assert "03.6" in (work / "README.md").read_text(encoding="utf-8")
+    # only the places the recipe names were edited (and the README, by `make readme`)
+    named = set(re.findall(r"`([\w./-]+\.\w+)`", recipe_section()))
+    tracked = subprocess.run(
+        ["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout.split()
+    edited = {name for name in tracked if (work / name).read_bytes() != (ROOT / name).read_bytes()}
+    assert edited - named == {"README.md"}, f"edited, but not named by the recipe: {edited - named}"
+    # the tests the recipe relies on, unedited: registry, contract and views, the claim's check
+    tests = ["tests/test_registry.py", "tests/experiments/test_analytic_demos.py"]
+    tests.append("tests/reporting/test_ledger.py::test_every_check_can_fail_and_hold[L17-03.6a]")
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *tests],
+        cwd=work,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, "the recipe needs another edit:\n" + done.stdout[-4000:]
+    assert "skipped" not in done.stdout.splitlines()[-1], done.stdout[-2000:]
+    # a dry run plans the new demo's job, its table and the report, nothing else
+    config = yaml.safe_load((work / TEST_CONFIG).read_text())
+    planned = planned_outputs(work)
+    runs = {p for p in planned if re.match(r"results/\d\d\.\d/", p)}
+    assert runs == demo_outputs(config, "03.6"), sorted(runs)
+    assert planned - runs - table_outputs("03.6") <= report_outputs() | {
+        f"report/figures/{name}" for name in os.listdir(work / "report/figures")
+    }, sorted(planned - runs)
+    assert not any(p.startswith("report/measured") for p in planned)
