@@ -86,6 +86,19 @@ def test_softmax_is_stable_for_large_scores():
     assert_close(an.softmax(np.array([1000.0, 1000.0, -1000.0])), [0.5, 0.5, 0.0])
 
 
+def test_softmax_in_place_gives_the_same_numbers_and_attention_uses_it(monkeypatch):
+    x = np.random.default_rng(0).normal(scale=5.0, size=(3, 4, 6))
+    expected, buffer = an.softmax(x, axis=1), x.copy()
+    assert an.softmax(buffer, axis=1, out=buffer) is buffer
+    np.testing.assert_array_equal(buffer, expected)  # bit for bit, not only close
+    assert x.dtype == np.float64 and not np.shares_memory(an.softmax(x), x)  # x untouched
+    # §3.1's attention is §2.2's softmax of the scores, not a second copy of it
+    calls = []
+    monkeypatch.setattr(an, "softmax", lambda s, axis=-1, out=None: calls.append(s) or s)
+    an.scaled_dot_product_attention(x[0], x[1], x[2])
+    assert len(calls) == 1 and calls[0].shape == (4, 4)
+
+
 def test_masks():
     tokens = np.array([[5, 3, 0, 0], [2, 0, 0, 0]])
     expected = np.array([[[1, 1, 0, 0]], [[1, 0, 0, 0]]], dtype=np.float64)

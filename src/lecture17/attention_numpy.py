@@ -77,7 +77,7 @@ __all__ = [
 # --- §2.2 softmax: scores → weights that sum to 1 ---
 
 
-def softmax(x, axis=-1):
+def softmax(x, axis=-1, *, out=None):
     """Numerically stable softmax along ``axis``.
 
     Parameters
@@ -86,16 +86,20 @@ def softmax(x, axis=-1):
         Scores. Ints are computed in float64; float32 stays float32.
     axis : int, default -1
         The axis that sums to 1 (the key axis for attention, §3.1).
+    out : ndarray, optional, shape and dtype of ``x``
+        Where to write the result; ``x`` itself computes in place (attention turns its scores'
+        buffer into the weights, §3.4, so the largest array is allocated once).
 
     Returns
     -------
-    ndarray, same shape as ``x``
+    ndarray, same shape as ``x`` (``out`` when given)
     """
     x = _as_float(x, "x")
     # Subtracting the row max changes nothing mathematically and keeps exp() from overflowing.
-    shifted = x - np.max(x, axis=axis, keepdims=True)
-    e = np.exp(shifted)
-    return e / np.sum(e, axis=axis, keepdims=True)
+    e = np.subtract(x, x.max(axis=axis, keepdims=True), out=out)
+    np.exp(e, out=e)
+    e /= e.sum(axis=axis, keepdims=True)  # each row sums to 1
+    return e
 
 
 # --- §3 scaled dot-product attention (§3.1; the scale, §4.2; the mask term, §8.1) ---
@@ -157,10 +161,7 @@ def scaled_dot_product_attention(Q, K, V, mask=None, *, scale=True, bias=None):
     if mask is not None:
         # §8.1: add -1e9 where mask == 0, BEFORE the softmax; exp(-1e9) underflows to exactly 0.
         scores = scores + (1 - mask) * dtype.type(-1e9)  # (..., n_q, n_k)
-    # The softmax of §3.1, in place: the scores' buffer becomes the weights.
-    scores -= scores.max(axis=-1, keepdims=True)  # largest exponent 0: exp() cannot overflow
-    weights = np.exp(scores, out=scores)  # (..., n_q, n_k), the same buffer
-    weights /= weights.sum(axis=-1, keepdims=True)  # each row sums to 1
+    weights = softmax(scores, axis=-1, out=scores)  # (..., n_q, n_k): §2.2's, in place
     return weights @ V, weights  # (..., n_q, d_v), (..., n_q, n_k)
 
 
