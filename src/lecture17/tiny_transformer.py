@@ -76,33 +76,22 @@ def causal_mask(n_q: int, n_k: int, device=None) -> torch.Tensor:
 
 
 class MultiHeadAttention(nn.Module):
-    """MultiHead(Q, K, V) = Concat(head_1, ..., head_h) W^O (§5.2), with
-    head_i = Attention(Q W_i^Q, K W_i^K, V W_i^V).
-
-    Parameters live like nn.MultiheadAttention's (§5.4): W^Q, W^K, W^V stacked into one
-    in_proj (3 d_model, d_model) nn.Linear, W^O in out_proj, so weights copy across one to one.
-    `scale=False` drops the 1/sqrt(d_k) on BOTH paths (exercise 9, §4).
-    `positions` (beyond the lecture, §6.5): None, or "rope" / "alibi", which put positions into
-    the scores: queries at positions 0 .. n_q - 1, keys at 0 .. n_k - 1 (in cross-attention the
-    decoder's t and the source's s), see rope_rotate and alibi_bias.
-    While `keep_weights` is on (collect_attention switches it), every forward also keeps its
-    per-head weights in `last_weights`.
-    """
+    """MultiHead(Q, K, V) = Concat(head_1, ..., head_h) W^O, head_i = Attention(Q W_i^Q,
+    K W_i^K, V W_i^V) (§5.2). W^Q, W^K, W^V are stacked in one in_proj (3 d_model, d_model) and
+    W^O is out_proj, laid out as nn.MultiheadAttention's (§5.4). scale=False drops 1/sqrt(d_k)
+    (exercise 9). positions="rope" / "alibi" put positions into the scores (beyond the
+    lecture, §6.5). While keep_weights is on (collect_attention), forward keeps the per-head
+    weights in last_weights. Decoding with a KV cache: memory_keys_values, self_attend_step,
+    cross_attend_step (end of module)."""
 
     def __init__(self, d_model: int, n_heads: int, scale: bool = True, positions=None):
         super().__init__()
-        if d_model % n_heads != 0:
-            raise ValueError(f"d_model ({d_model}) must be divisible by n_heads ({n_heads})")
-        if positions not in (None, *SCORE_PE):
-            raise ValueError(f"unknown positions {positions!r}; expected None or one of {SCORE_PE}")
-        if positions == "rope" and (d_model // n_heads) % 2 != 0:
-            raise ValueError(f"RoPE rotates pairs: d_k = {d_model // n_heads} must be even")
+        check_heads(d_model, n_heads, positions)
         self.d_model, self.n_heads, self.d_k = d_model, n_heads, d_model // n_heads
         self.scale, self.positions = scale, positions
-        self.in_proj = nn.Linear(d_model, 3 * d_model)
-        self.out_proj = nn.Linear(d_model, d_model)
-        # nn.MultiheadAttention's initialisation, so our models train like PyTorch's
-        nn.init.xavier_uniform_(self.in_proj.weight)
+        self.in_proj = nn.Linear(d_model, 3 * d_model)  # W^Q, W^K, W^V
+        self.out_proj = nn.Linear(d_model, d_model)  # W^O
+        nn.init.xavier_uniform_(self.in_proj.weight)  # nn.MultiheadAttention's initialisation
         nn.init.zeros_(self.in_proj.bias)
         nn.init.zeros_(self.out_proj.bias)
         self.keep_weights, self.last_weights = False, None  # (b, h, n_q, n_k) when kept
@@ -111,93 +100,37 @@ class MultiHeadAttention(nn.Module):
         """query (b, n_q, d_model), key/value (b, n_k, d_model) -> (output, weights).
 
         mask: 1/True = may attend, broadcastable to (b, h, n_q, n_k); every query must keep at
-        least one key (a fully masked row has no softmax). is_causal adds the look-ahead mask
-        (§8.1), without building it on the fast path. weights: (b, h, n_q, n_k) when
-        need_weights (or keep_weights), else None.
+        least one key. is_causal adds the look-ahead mask (§8.1), not built on the fast path.
+        weights: (b, h, n_q, n_k) when need_weights (or keep_weights), else None.
         """
         need_weights = need_weights or self.keep_weights
-        b, n_q, _ = query.shape
-        n_k = key.shape[1]
-        q, k, v = self.project(query, key, value)  # (b, n, d_model) each
-        q = self.split_heads(q)  # (b, h, n_q, d_k)
-        k = self.split_heads(k)  # (b, h, n_k, d_k)
-        v = self.split_heads(v)  # (b, h, n_k, d_k)
-        if mask is not None:
+        n_q, n_k = query.shape[1], key.shape[1]
+        q, k, v = (split_heads(x, self.n_heads) for x in project(self.in_proj, query, key, value))
+        if mask is not None:  # q (b, h, n_q, d_k); k, v (b, h, n_k, d_k)
             mask = mask.bool()
             if is_causal:
                 mask = mask & causal_mask(n_q, n_k, query.device)
         elif is_causal and (need_weights or self.positions == "alibi"):
             mask = causal_mask(n_q, n_k, query.device)
-        if self.positions is not None:  # §6.5: positions in the scores (RoPE, ALiBi)
-            q, k, mask = self.place(q, k, mask)
-        if need_weights:
-            context, weights = self.attend(q, k, v, mask)  # (b, h, n_q, d_k), (b, h, n_q, n_k)
-        else:
-            # fused kernel, same maths; is_causal=True lets it skip the masked blocks
-            context = F.scaled_dot_product_attention(
-                q,
-                k,
-                v,
-                attn_mask=mask,
-                is_causal=is_causal and mask is None,
-                scale=None if self.scale else 1.0,  # None = SDPA's default 1/sqrt(d_k)
+        if self.positions is not None:  # §6.5, beyond the lecture: RoPE, ALiBi
+            q, k, mask = positions_in_scores(q, k, mask, self.positions)
+        if need_weights:  # written out (§3.1): (b, h, n_q, d_k), (b, h, n_q, n_k)
+            context, weights = attend(q, k, v, mask, self.scale)
+        else:  # fused kernel, same maths; is_causal=True lets it skip the masked blocks
+            context, weights = (
+                F.scaled_dot_product_attention(
+                    q,
+                    k,
+                    v,
+                    attn_mask=mask,
+                    is_causal=is_causal and mask is None,
+                    scale=None if self.scale else 1.0,  # None = SDPA's default 1/sqrt(d_k)
+                ),
+                None,
             )
-            weights = None
         if self.keep_weights:
             self.last_weights = weights
-        context = context.transpose(1, 2).reshape(b, n_q, self.d_model)  # (b, n_q, d_model)
-        return self.out_proj(context), weights
-
-    def attend(self, q, k, v, mask):
-        """softmax(Q K^T / sqrt(d_k)) V written out, for when the weights are wanted (§3.1).
-
-        mask: boolean (1 = may attend), or a float one (ALiBi's bias, -inf where masked).
-        """
-        scores = q @ k.transpose(-2, -1)  # (b, h, n_q, n_k)
-        if self.scale:  # §4: keeps the scores' variance ~1 whatever d_k is
-            scores = scores / math.sqrt(self.d_k)
-        if mask is not None and mask.dtype != torch.bool:  # ALiBi: added, as SDPA adds it
-            scores = scores + mask
-        elif mask is not None:  # masked before the softmax (§8.1), so its weights are exactly 0
-            scores = scores.masked_fill(~mask, float("-inf"))
-        weights = scores.softmax(dim=-1)  # (b, h, n_q, n_k), rows sum to 1
-        return weights @ v, weights  # (b, h, n_q, d_k)
-
-    def project(self, query, key, value):
-        """Q = X W^Q, K = X W^K, V = X W^V, each (b, n, d_model)."""
-        if query is key and key is value:  # self-attention: one matmul (as nn.MultiheadAttention)
-            return self.in_proj(query).chunk(3, dim=-1)
-        w_q, w_kv = self.in_proj.weight.split([self.d_model, 2 * self.d_model])
-        b_q, b_kv = self.in_proj.bias.split([self.d_model, 2 * self.d_model])
-        q = F.linear(query, w_q, b_q)
-        if key is value:  # cross-attention: K and V both read the encoder memory (§8.2)
-            return (q, *F.linear(key, w_kv, b_kv).chunk(2, dim=-1))
-        w_k, w_v = w_kv.chunk(2)
-        b_k, b_v = b_kv.chunk(2)
-        return q, F.linear(key, w_k, b_k), F.linear(value, w_v, b_v)
-
-    def split_heads(self, x):
-        """(b, n, d_model) -> (b, h, n, d_k): head i takes columns i d_k .. (i + 1) d_k - 1."""
-        b, n, _ = x.shape
-        return x.view(b, n, self.n_heads, self.d_k).transpose(1, 2)  # (b, h, n, d_k)
-
-    # beyond the lecture (§6.5): positions in the scores
-
-    def place(self, q, k, mask, q_start=0):
-        """Queries at positions q_start .. q_start + n_q - 1, keys at 0 .. n_k - 1 -> q, k, mask.
-
-        RoPE rotates q and k (rope_rotate); ALiBi turns the mask into a float one that adds
-        -m_h |i - j| to head h's scores and -inf where the boolean mask said no (alibi_bias).
-        """
-        n_q, n_k = q.shape[2], k.shape[2]
-        if self.positions == "rope":
-            q = rope_rotate(q, torch.arange(q_start, q_start + n_q, device=q.device))
-            k = rope_rotate(k, torch.arange(n_k, device=k.device))
-            return q, k, mask
-        bias = alibi_bias(self.n_heads, n_q, n_k, q_start, q.device).to(q.dtype)  # (h, n_q, n_k)
-        if mask is not None:
-            bias = bias.masked_fill(~mask, float("-inf"))  # broadcast: (b | 1, h, n_q, n_k)
-        return q, k, bias
+        return self.out_proj(combine_heads(context)), weights  # (b, n_q, d_model)
 
     def load_from_torch(self, mha: nn.MultiheadAttention) -> None:
         """Copy an nn.MultiheadAttention's parameters (same layout, so no transpose)."""
@@ -207,59 +140,65 @@ class MultiHeadAttention(nn.Module):
             self.out_proj.weight.copy_(mha.out_proj.weight)  # (d_model, d_model)
             self.out_proj.bias.copy_(mha.out_proj.bias)
 
-    # beyond the main line (§8.4): one query row per step against a KVCache (end of module)
 
-    def memory_keys_values(self, memory):
-        """K = memory W^K, V = memory W^V, split into heads: computed once, then cached.
+def project(in_proj: nn.Linear, query, key, value):
+    """Q = X W^Q, K = X W^K, V = X W^V (§5.2), each (b, n, d_model)."""
+    if query is key and key is value:  # self-attention: one matmul (as nn.MultiheadAttention)
+        return in_proj(query).chunk(3, dim=-1)
+    d_model = in_proj.in_features
+    w_q, w_kv = in_proj.weight.split([d_model, 2 * d_model])
+    b_q, b_kv = in_proj.bias.split([d_model, 2 * d_model])
+    q = F.linear(query, w_q, b_q)
+    if key is value:  # cross-attention: K and V both read the encoder memory (§8.2)
+        return (q, *F.linear(key, w_kv, b_kv).chunk(2, dim=-1))
+    w_k, w_v = w_kv.chunk(2)
+    b_k, b_v = b_kv.chunk(2)
+    return q, F.linear(key, w_k, b_k), F.linear(value, w_v, b_v)
 
-        memory (b, n_src, d_model) -> k, v (b, h, n_src, d_k) each.
-        """
-        w_kv, b_kv = self.in_proj.weight[self.d_model :], self.in_proj.bias[self.d_model :]
-        k, v = F.linear(memory, w_kv, b_kv).chunk(2, dim=-1)  # (b, n_src, d_model) each
-        k, v = self.split_heads(k), self.split_heads(v)
-        if self.positions == "rope":  # the source's positions 0 .. n_src - 1, rotated once
-            k = rope_rotate(k, torch.arange(k.shape[2], device=k.device))
-        return k, v
 
-    def self_attend_step(self, x, cache: "KVCache"):
-        """Self-attention of the newest position x (b, 1, d_model) -> (b, 1, d_model).
+def split_heads(x, n_heads: int):
+    """(b, n, d_model) -> (b, h, n, d_k) (§5.3): head i takes columns i d_k .. (i + 1) d_k - 1."""
+    b, n, d_model = x.shape
+    return x.view(b, n, n_heads, d_model // n_heads).transpose(1, 2)  # (b, h, n, d_k)
 
-        Its k, v join the cache; its query reads every cached position, itself included. Its
-        position is the number of positions cached before it (RoPE rotates its q and k there).
-        """
-        q, k, v = (self.split_heads(p) for p in self.in_proj(x).chunk(3, dim=-1))  # (b, h, 1, d_k)
-        position = len(cache)
-        if self.positions == "rope":
-            at = torch.tensor([position], device=x.device)
-            q, k = rope_rotate(q, at), rope_rotate(k, at)
-        return self.read(q, *cache.append(k, v), position)
 
-    def cross_attend_step(self, x, cache: "KVCache"):
-        """Cross-attention of the newest position x (b, 1, d_model) on the cached memory K, V.
+def combine_heads(x):
+    """(b, h, n, d_k) -> (b, n, h d_k): the heads side by side again, Concat(head_1..head_h)."""
+    b, h, n, d_k = x.shape
+    return x.transpose(1, 2).reshape(b, n, h * d_k)  # (b, n, d_model)
 
-        Runs after the self-attention step, which has cached x's position: it sits at
-        len(cache) - 1 (where RoPE rotates its q; the memory's keys were rotated once).
-        """
-        w_q, b_q = self.in_proj.weight[: self.d_model], self.in_proj.bias[: self.d_model]
-        q = self.split_heads(F.linear(x, w_q, b_q))  # (b, h, 1, d_k)
-        position = len(cache) - 1
-        if self.positions == "rope":
-            q = rope_rotate(q, torch.tensor([position], device=x.device))
-        return self.read(q, cache.memory_k, cache.memory_v, position)
 
-    def read(self, q, k, v, position=0):
-        """One query row per sequence over t keys: q (b, h, 1, d_k), k, v (b, h, t, d_k)
-        -> (b, 1, d_model). `position`: the query's (ALiBi's distances are counted from it).
+def attend(q, k, v, mask, scale: bool = True):
+    """softmax(Q K^T / sqrt(d_k)) V written out, for when the weights are wanted (§3.1):
+    q (b, h, n_q, d_k), k, v (b, h, n_k, d_k) -> (b, h, n_q, d_k), weights (b, h, n_q, n_k).
 
-        No look-ahead mask: every cached key is at or before the newest position (§8.1).
-        """
-        scale = None if self.scale else 1.0  # None = SDPA's default 1/sqrt(d_k)
-        bias = None
-        if self.positions == "alibi":
-            bias = alibi_bias(self.n_heads, 1, k.shape[2], position, q.device).to(q.dtype)
-        context = F.scaled_dot_product_attention(q, k, v, attn_mask=bias, scale=scale)
-        b = q.shape[0]
-        return self.out_proj(context.transpose(1, 2).reshape(b, 1, self.d_model))  # (b, 1, d_model)
+    mask: boolean (1 = may attend), or a float one (ALiBi's bias, -inf where masked).
+    """
+    scores = q @ k.transpose(-2, -1)  # (b, h, n_q, n_k)
+    if scale:  # §4: keeps the scores' variance ~1 whatever d_k is
+        scores = scores / math.sqrt(q.shape[-1])
+    if mask is not None and mask.dtype != torch.bool:  # ALiBi: added, as SDPA adds it
+        scores = scores + mask
+    elif mask is not None:  # masked before the softmax (§8.1), so its weights are exactly 0
+        scores = scores.masked_fill(~mask, float("-inf"))
+    weights = scores.softmax(dim=-1)  # (b, h, n_q, n_k), rows sum to 1
+    return weights @ v, weights  # (b, h, n_q, d_k)
+
+
+def positions_in_scores(q, k, mask, positions: str, q_start: int = 0):
+    """Beyond the lecture (§6.5): queries at positions q_start .. q_start + n_q - 1, keys at
+    0 .. n_k - 1 -> q, k, mask. RoPE rotates q and k (rope_rotate); ALiBi turns the mask into a
+    float one that adds -m_h |i - j| to head h's scores and -inf where the boolean mask said no
+    (alibi_bias)."""
+    n_heads, n_q, n_k = q.shape[1], q.shape[2], k.shape[2]
+    if positions == "rope":
+        q = rope_rotate(q, torch.arange(q_start, q_start + n_q, device=q.device))
+        k = rope_rotate(k, torch.arange(n_k, device=k.device))
+        return q, k, mask
+    bias = alibi_bias(n_heads, n_q, n_k, q_start, q.device).to(q.dtype)  # (h, n_q, n_k)
+    if mask is not None:
+        bias = bias.masked_fill(~mask, float("-inf"))  # broadcast: (b | 1, h, n_q, n_k)
+    return q, k, bias
 
 
 @contextmanager
@@ -567,10 +506,10 @@ class DecoderLayer(nn.Module):
         """
 
         def self_attend(h):  # h (b, 1, d_model): its k, v join the cache
-            return self.self_attn.self_attend_step(h, cache)
+            return self_attend_step(self.self_attn, h, cache)
 
         def cross_attend(h):
-            return self.cross_attn.cross_attend_step(h, cache)
+            return cross_attend_step(self.cross_attn, h, cache)
 
         x = residual(x, self_attend, self.norm1, self.norm_first)
         x = residual(x, cross_attend, self.norm2, self.norm_first)
@@ -656,7 +595,7 @@ class Decoder(nn.Module):
 
     def start_caches(self, memory) -> list["KVCache"]:
         """One empty KVCache per layer, holding the memory's cross-attention K, V (§8.4)."""
-        return [KVCache(*layer.cross_attn.memory_keys_values(memory)) for layer in self.layers]
+        return [KVCache(*memory_keys_values(layer.cross_attn, memory)) for layer in self.layers]
 
     def step(self, token, position, caches):
         """token (b, 1) at `position` (0 = BOS) -> (b, 1, d_model); each cache grows by a row."""
@@ -895,8 +834,8 @@ class KVCache:
     self_k, self_v (b, h, t, d_k): the masked self-attention's K, V of the t positions decoded
     so far; every step appends one row, so the cache grows linearly with the length (§10.4).
     memory_k, memory_v (b, h, n_src, d_k): the cross-attention's K, V of the encoder memory,
-    computed once per source batch. Used by MultiHeadAttention.self_attend_step /
-    cross_attend_step, DecoderLayer.step and Decoder.start_caches / step.
+    computed once per source batch. Used by memory_keys_values, self_attend_step and
+    cross_attend_step (below), DecoderLayer.step and Decoder.start_caches / step.
     """
 
     def __init__(self, memory_k: torch.Tensor, memory_v: torch.Tensor):
@@ -917,6 +856,62 @@ class KVCache:
 
     def __len__(self) -> int:
         return self.self_k.shape[2]  # positions cached so far
+
+
+def memory_keys_values(attn: MultiHeadAttention, memory):
+    """K = memory W^K, V = memory W^V, split into heads: computed once, then cached (§8.4).
+
+    memory (b, n_src, d_model) -> k, v (b, h, n_src, d_k) each.
+    """
+    d_model = attn.d_model
+    w_kv, b_kv = attn.in_proj.weight[d_model:], attn.in_proj.bias[d_model:]
+    k, v = F.linear(memory, w_kv, b_kv).chunk(2, dim=-1)  # (b, n_src, d_model) each
+    k, v = split_heads(k, attn.n_heads), split_heads(v, attn.n_heads)
+    if attn.positions == "rope":  # the source's positions 0 .. n_src - 1, rotated once
+        k = rope_rotate(k, torch.arange(k.shape[2], device=k.device))
+    return k, v
+
+
+def self_attend_step(attn: MultiHeadAttention, x, cache: KVCache):
+    """Self-attention of the newest position x (b, 1, d_model) -> (b, 1, d_model).
+
+    Its k, v join the cache; its query reads every cached position, itself included. Its
+    position is the number of positions cached before it (RoPE rotates its q and k there).
+    """
+    q, k, v = (split_heads(p, attn.n_heads) for p in attn.in_proj(x).chunk(3, dim=-1))
+    position = len(cache)  # q, k, v (b, h, 1, d_k)
+    if attn.positions == "rope":
+        at = torch.tensor([position], device=x.device)
+        q, k = rope_rotate(q, at), rope_rotate(k, at)
+    return _read(attn, q, *cache.append(k, v), position)
+
+
+def cross_attend_step(attn: MultiHeadAttention, x, cache: KVCache):
+    """Cross-attention of the newest position x (b, 1, d_model) on the cached memory K, V.
+
+    Runs after the self-attention step, which has cached x's position: it sits at
+    len(cache) - 1 (where RoPE rotates its q; the memory's keys were rotated once).
+    """
+    w_q, b_q = attn.in_proj.weight[: attn.d_model], attn.in_proj.bias[: attn.d_model]
+    q = split_heads(F.linear(x, w_q, b_q), attn.n_heads)  # (b, h, 1, d_k)
+    position = len(cache) - 1
+    if attn.positions == "rope":
+        q = rope_rotate(q, torch.tensor([position], device=x.device))
+    return _read(attn, q, cache.memory_k, cache.memory_v, position)
+
+
+def _read(attn: MultiHeadAttention, q, k, v, position=0):
+    """One query row per sequence over t keys: q (b, h, 1, d_k), k, v (b, h, t, d_k)
+    -> (b, 1, d_model). `position`: the query's (ALiBi's distances are counted from it).
+
+    No look-ahead mask: every cached key is at or before the newest position (§8.1).
+    """
+    scale = None if attn.scale else 1.0  # None = SDPA's default 1/sqrt(d_k)
+    bias = None
+    if attn.positions == "alibi":
+        bias = alibi_bias(attn.n_heads, 1, k.shape[2], position, q.device).to(q.dtype)
+    context = F.scaled_dot_product_attention(q, k, v, attn_mask=bias, scale=scale)
+    return attn.out_proj(combine_heads(context))  # (b, 1, d_model)
 
 
 @contextmanager
@@ -1041,6 +1036,17 @@ def sequence_log_prob(model, src, tgt, bos_id: int = 1):
 
 # -----------------------------------------------------------------------------
 # input checks (one call per public entry point) and helpers
+
+
+def check_heads(d_model: int, n_heads: int, positions) -> None:
+    """MultiHeadAttention's sizes: d_model splits into n_heads, a known positions scheme, and
+    pairs to rotate for RoPE."""
+    if d_model % n_heads != 0:
+        raise ValueError(f"d_model ({d_model}) must be divisible by n_heads ({n_heads})")
+    if positions not in (None, *SCORE_PE):
+        raise ValueError(f"unknown positions {positions!r}; expected None or one of {SCORE_PE}")
+    if positions == "rope" and (d_model // n_heads) % 2 != 0:
+        raise ValueError(f"RoPE rotates pairs: d_k = {d_model // n_heads} must be even")
 
 
 def check_tokens(**batches: torch.Tensor) -> None:

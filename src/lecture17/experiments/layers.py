@@ -467,7 +467,12 @@ def _counted_decoding(torch, torch_layers, y, memory) -> tuple[dict, np.ndarray]
     with one, step t runs the newest row only, the earlier rows' K, V read from the cache.
     Returns the two counts and the cached path's outputs, (b, n, d_model).
     """
-    from lecture17.tiny_transformer import DecoderLayer, KVCache, count_positions
+    from lecture17.tiny_transformer import (
+        DecoderLayer,
+        KVCache,
+        count_positions,
+        memory_keys_values,
+    )
 
     stack = []
     for theirs in torch_layers:
@@ -484,7 +489,7 @@ def _counted_decoding(torch, torch_layers, y, memory) -> tuple[dict, np.ndarray]
                 for layer in stack:
                     x = layer(x, memory)  # look-ahead mask on (is_causal)
         counts["without_cache"] = counted["positions"]
-        caches = [KVCache(*layer.cross_attn.memory_keys_values(memory)) for layer in stack]
+        caches = [KVCache(*memory_keys_values(layer.cross_attn, memory)) for layer in stack]
         with count_positions(stack[-1].norm3) as counted:
             for t in range(y.shape[1]):
                 x = y[:, t : t + 1]  # (b, 1, d_model): the newest position only
