@@ -1,5 +1,6 @@
 """Style gates the project keeps: ruff, snakefmt and `snakemake --lint` all clean."""
 
+import ast
 import subprocess
 import sys
 from pathlib import Path
@@ -36,3 +37,24 @@ def test_snakefmt_is_clean():
 def test_snakemake_lint_is_clean():
     done = run(sys.executable, "-m", "snakemake", "--lint")
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+LONG = 300  # lines: a module longer than this says why at its top (docs/STYLE.md)
+
+
+def long_modules_without_a_reason(root: Path) -> list[str]:
+    found = []
+    for path in sorted((root / "src").rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        docstring = ast.get_docstring(ast.parse(text)) or ""
+        if len(text.splitlines()) > LONG and "Long on purpose:" not in docstring:
+            found.append(str(path.relative_to(root)))
+    return found
+
+
+def test_a_long_module_says_why_at_its_top(tmp_path):
+    assert long_modules_without_a_reason(ROOT) == []
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src/long.py").write_text('"""A module."""\n' + "x = 1\n" * LONG)
+    (tmp_path / "src/short.py").write_text('"""A module."""\nx = 1\n')
+    assert long_modules_without_a_reason(tmp_path) == ["src/long.py"]

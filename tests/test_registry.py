@@ -14,7 +14,7 @@ from lecture17.experiments import DEMOS, Demo, rules, runnable
 from lecture17.pipeline.job import load_demo, run_demo
 from lecture17.reporting import figures, ledger
 from lecture17.reporting.reference import MAP_BEGIN, MAP_END, demo_map, splice
-from lecture17.reporting.report import load_views
+from lecture17.reporting.views import load_views
 
 
 def config_demos(path=ROOT / "config" / "config.yaml") -> dict:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from lecture17.pipeline.aggregate import read_tables
 from lecture17.reporting import diff
-from lecture17.reporting.report import load_views, render_view
+from lecture17.reporting.views import load_views, render_view
 
 
 def width(text: str) -> int:

@@ -42,6 +42,10 @@ References:
         §6.5). arXiv:2104.09864
     Press, Smith & Lewis (2022), "Train Short, Test Long: Attention with Linear Biases Enables
         Input Length Extrapolation", ICLR (ALiBi, §6.5). arXiv:2108.12409
+
+Long on purpose: the lecture's numpy blocks in one file, in the lecture's order, to be read
+beside it; most of the length is the docstrings (shapes, the lecture's §) and the input checks
+that turn a wrong shape into a clear error.
 """
 
 import numpy as np

@@ -50,6 +50,10 @@ The cache's section holds KVCache and count_positions; the few methods the cache
 lecture's classes (MultiHeadAttention's *_step, DecoderLayer.step, Decoder.step) stay on
 them, each in a block marked "beyond the main line (§8.4)", after the class's lecture part.
 Last, the input checks and helpers.
+
+Long on purpose: the lecture's whole PyTorch model in one file, read top to bottom in the
+lecture's order (nanoGPT's model.py habit); what goes beyond the main line (KV cache, beam
+search) and the input checks are marked sections after it.
 """
 
 import math

@@ -34,6 +34,9 @@ Devices: train(device="cuda") builds the model on the CPU under the seed and dra
 on the CPU from the seeded generator, then moves them to the GPU: the same initialisation and
 the same data as a CPU run (its float results may still differ in the last bits: other
 kernels). Step timings on cuda wait for the GPU before the clock stops (lecture17.timing).
+
+Long on purpose: the tasks, the training loop and the evaluation that every training demo
+shares, in one place, so that every demo trains and scores the same way.
 """
 
 import math

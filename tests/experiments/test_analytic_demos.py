@@ -19,7 +19,7 @@ from lecture17.experiments import DEMOS
 from lecture17.pipeline.aggregate import aggregate, read_runs
 from lecture17.pipeline.csvio import write_csv
 from lecture17.pipeline.job import check_settings, load_demo
-from lecture17.reporting.report import load_views, render_view
+from lecture17.reporting.views import load_views, render_view
 
 ANALYTIC = [d for d, demo in DEMOS.items() if demo.kind == "analytic"]
 

@@ -24,7 +24,7 @@ from lecture17.experiments import transformer_vs_rnn as ex
 from lecture17.pipeline.aggregate import aggregate, read_runs, select
 from lecture17.pipeline.csvio import write_csv
 from lecture17.pipeline.job import run_demo
-from lecture17.reporting.report import load_views, render_view
+from lecture17.reporting.views import load_views, render_view
 
 MODELS = ["gru", "gru_attention", "transformer"]
 TINY_SIZES = {

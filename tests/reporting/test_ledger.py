@@ -25,7 +25,7 @@ from lecture17.pipeline.csvio import write_csv
 from lecture17.pipeline.job import run_demo
 from lecture17.reporting import checks, ledger
 from lecture17.reporting.diff import load_tables
-from lecture17.reporting.report import load_views
+from lecture17.reporting.views import load_views
 
 LEDGER = ROOT / "report" / "ledger"
 REFERENCE = ROOT / "report" / "reference"

@@ -51,6 +51,7 @@ rule report:
         views=sorted(str(p) for p in Path("report/views").glob("*.yaml")),
         template="report/templates/lecture17.md.j2",
         page="report/templates/lecture17.html.j2",  # the web page around it (CSS, contents)
+        macros="report/templates/macros.md.j2",  # sentences worded from data
         config=os.path.relpath(workflow.configfiles[0]),
         code=ALL_CODE,
     output:

@@ -17,6 +17,9 @@ Everything that only repeats a demo's id is derived from its entry here: the Sna
 that runs it (workflow/rules/experiments.smk), which of its quantities are timings (they go to
 `.timing.csv`, never compared across machines), the tests that run every demo, and the
 README's demo map. docs/ARCHITECTURE.md says what else a new demo needs.
+
+Long on purpose: the registry is the one list of demos, one entry each, with the checks that
+keep every entry consistent.
 """
 
 from dataclasses import dataclass

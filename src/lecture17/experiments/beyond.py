@@ -25,6 +25,10 @@ Every function follows the demo contract (docs/CONTRACTS.md): keyword-only setti
 config/config.yaml, a `seed`, and a tidy DataFrame (label columns, `quantity`, `value`).
 Quantities named `ms…` are wall-clock timings (declared as such in the registry,
 experiments.DEMOS): they differ on every run.
+
+Long on purpose: one module per lecture script (the registry maps the lecture's "代码 0x" to it),
+each demo's function beside its helpers; a job depends only on the lines its function runs
+(pipeline.deps.code_parts), so the module's length costs no reruns.
 """
 
 import contextlib

@@ -18,6 +18,10 @@ normalization in the Transformer architecture" (Pre-LN).
 Every function follows the demo contract (docs/CONTRACTS.md): keyword-only settings from
 config/config.yaml, a `seed`, and a tidy DataFrame (label columns, `quantity`, `value`).
 torch is imported inside the functions that need it, after torch.set_num_threads(1) (§0.5).
+
+Long on purpose: one module per lecture script (the registry maps the lecture's "代码 0x" to it),
+each demo's function beside its helpers; a job depends only on the lines its function runs
+(pipeline.deps.code_parts), so the module's length costs no reruns.
 """
 
 from dataclasses import replace

@@ -13,6 +13,10 @@ Olsson et al. (2022), "In-context learning and induction heads" (previous-token 
 
 Every function follows the demo contract (docs/CONTRACTS.md): keyword-only settings from
 config/config.yaml, a `seed`, and a tidy DataFrame (label columns, `quantity`, `value`).
+
+Long on purpose: one module per lecture script (the registry maps the lecture's "代码 0x" to it),
+each demo's function beside its helpers; a job depends only on the lines its function runs
+(pipeline.deps.code_parts), so the module's length costs no reruns.
 """
 
 import numpy as np

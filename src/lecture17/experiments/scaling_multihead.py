@@ -16,6 +16,10 @@ References: Vaswani et al. (2017), "Attention is all you need", §3.2.1 and foot
 Every function follows the demo contract (docs/CONTRACTS.md): keyword-only settings from
 config/config.yaml, a `seed`, and a tidy DataFrame (label columns, `quantity`, `value`).
 A label that does not apply to a row is left empty (None).
+
+Long on purpose: one module per lecture script (the registry maps the lecture's "代码 0x" to it),
+each demo's function beside its helpers; a job depends only on the lines its function runs
+(pipeline.deps.code_parts), so the module's length costs no reruns.
 """
 
 from dataclasses import replace

@@ -25,6 +25,10 @@ training are imported inside the functions (a numpy-only job must not pay for to
 Devices: batches are always drawn on the CPU from the seeded generator, then moved, so a cuda
 run trains on the same data from the same initialisation (its float results may still differ
 in the last bits: other kernels). Timings on cuda synchronise before the clock stops.
+
+Long on purpose: one module per lecture script (the registry maps the lecture's "代码 0x" to it),
+each demo's function beside its helpers; a job depends only on the lines its function runs
+(pipeline.deps.code_parts), so the module's length costs no reruns.
 """
 
 import dataclasses

@@ -35,6 +35,9 @@ settings are compared exactly, as before (record.problems).
     python -m lecture17.pipeline.fingerprint widen 07.1 --machine "Intel Xeon (AVX-512, AMX)"
     python -m lecture17.pipeline.fingerprint vouch 07.1 --machine "AMD EPYC"  # after a refactor
     python -m lecture17.pipeline.fingerprint compute 07.1 --spec '{…}' --out x.json  # one, raw
+
+Long on purpose: one mechanism (make, verify, vouch, and their command line) whose parts share
+the tolerance rule; split, the rule would be read in three places.
 """
 
 import argparse

@@ -18,6 +18,9 @@ Every step returns a Finding: `ok` True / False, or None when the data cannot de
 too coarse to resolve the claim), and one sentence saying what was compared, with the numbers:
 a true sentence either way (a failed `below` prints "≥", not "<" after a "not"), each value
 named by what it is (Context.labels), never by its name in the ledger.
+
+Long on purpose: the closed vocabulary, one small function per word, beside the evaluator that
+runs them.
 """
 
 import math

@@ -9,6 +9,9 @@ sample), so the page folds it into the claim's <details> and says so.
 
 Statuses are the ledger's (ledger.STATUS), plus one the page tells apart: `lecture_error`, a
 claim that differs where the ledger expects it to, because the lecture itself is wrong.
+
+Long on purpose: every sentence, badge and count the page shows about a claim, so the wording
+lives in one place.
 """
 
 import html
@@ -17,6 +20,7 @@ import re
 import pandas as pd
 
 from lecture17.reporting import ledger as ledger_mod
+from lecture17.reporting.views import markdown_table
 
 LECTURE_ERROR = "lecture_error"
 LABELS = {**ledger_mod.STATUS, LECTURE_ERROR: "讲义有误 the lecture's own error"}
@@ -147,23 +151,22 @@ def _demo(entry: dict) -> str:
 # Markdown: one table per group of claims (the file a diff reads)
 
 
-def cell(text) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ")
+def one_line(text) -> str:
+    """A table cell's text on one line (a newline would end the Markdown table's row)."""
+    return str(text).replace("\n", " ")
 
 
 def claims_table(outcomes) -> str:
-    lines = [
-        "| 编号 id | § | 讲义的说法 claim | 讲义 lecture | 我们 ours | 结论 status "
-        "| 为什么 why · 说明 note |",
-        "|---|---|---|---|---|---|---|",
-    ]
+    header = ["编号 id", "§", "讲义的说法 claim", "讲义 lecture", "我们 ours", "结论 status"]
+    header.append("为什么 why · 说明 note")
+    lines = []
     for o in outcomes:
         e = o.entry
         note = visible_note(e) or (f"手写 hand-written：{e['note']}" if e.get("note") else "")
         row = [e["id"], e["section"], e["claim"], e["lecture"], o.ours or "—", badge(o, False)]
         row.append("；".join(t for t in (why(o), note) if t))
-        lines.append("| " + " | ".join(cell(c) for c in row) + " |")
-    return "\n".join(lines)
+        lines.append([one_line(c) for c in row])
+    return markdown_table(header, lines)
 
 
 # -----------------------------------------------------------------------------
@@ -344,13 +347,9 @@ def summary_table(outcomes) -> str:
     for o in outcomes:
         counts.loc[o.entry["class"], verdict(o)] += 1
     counts = counts.loc[counts.sum(axis=1) > 0, counts.sum(axis=0) > 0]
-    lines = [
-        "| 类别 class | " + " | ".join(f"{SYMBOL[s]} {LABELS[s]}" for s in counts.columns) + " |",
-        "|---|" + "---|" * len(counts.columns),
-    ]
-    for cls, row in counts.iterrows():
-        lines.append(f"| {cls} | " + " | ".join(str(v) for v in row) + " |")
-    return "\n".join(lines)
+    header = ["类别 class", *(f"{SYMBOL[s]} {LABELS[s]}" for s in counts.columns)]
+    rows = [[cls, *(str(v) for v in row)] for cls, row in counts.iterrows()]
+    return markdown_table(header, rows)
 
 
 def problem_lists(outcomes, html_mode: bool) -> str:

@@ -41,6 +41,9 @@ a verdict must be a fact about the lecture and the code, not about one CPU's sam
 Both sides are read as their reports read them: only the tables a build's report listed in
 its manifest.json (complete_tables); a build that did not finish is refused (exit 2) unless
 `--incomplete`. Exit status 1 when anything fails, 0 otherwise.
+
+Long on purpose: two comparisons (a build against a build, a build against the lecture) that
+share the cell and claim model and the statistics.
 """
 
 import hashlib
@@ -58,7 +61,7 @@ import yaml
 from lecture17.experiments import DEMOS
 from lecture17.pipeline.aggregate import STAT_COLUMNS, STATS, read_tables
 from lecture17.reporting import ledger as ledger_mod
-from lecture17.reporting.report import load_views
+from lecture17.reporting.views import load_views
 
 MANIFEST = "manifest.json"  # written by the report (reporting.report.write_manifest)
 ALPHA = 0.01  # family-wise false-alarm rate of one comparison of two builds (Holm)

@@ -10,6 +10,9 @@ numbered captions (图 4.3 Figure 4.3) carry the Chinese. Each figure is drawn a
 HTML report shows it (1 inch = 96 CSS pixels, at most 9 inches wide), with no text under 9 pt,
 legends outside the axes, and saved as a 150 dpi PNG without timestamps or software metadata,
 so two builds give the same bytes.
+
+Long on purpose: a catalogue, one independent drawing function per figure, registered by its
+decorator.
 """
 
 import argparse

@@ -33,6 +33,9 @@ itself is wrong (with its reading-aid `flag`): reported, not failed by `diff …
 A selector is {demo (default: the entry's), quantity (a name or a list), where: {label: value}
 or a list of such dicts, stat: mean|min|max|std|n_seeds over seeds or seeds (every seed's
 value), reduce: min|max|sum over the rows}.
+
+Long on purpose: one data model (an entry, its selectors, its Outcome) with its loader,
+validation and evaluation; split, the Outcome would live apart from what builds it.
 """
 
 import importlib.util

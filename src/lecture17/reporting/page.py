@@ -233,7 +233,7 @@ SPREAD = re.compile(r" \(([^()<>–]+)–([^()<>]+)\)")  # a table cell's " (min
 
 
 def seed_spreads(html_text: str) -> str:
-    """A table cell's seed spread, " (min–max)" after its mean (report.fmt_cell), in a
+    """A table cell's seed spread, " (min–max)" after its mean (views.fmt_cell), in a
     <span class="spread">: the audit reading shows it, the study reading keeps the mean."""
 
     def cell(match):

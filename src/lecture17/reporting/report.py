@@ -13,12 +13,15 @@ machine-dependent (timings, CPU), which a diff of two reports skips.
 The template is rendered twice from the same tables and verdicts: as Markdown (the file diffs
 read; formulas stay `$…$`) and in an HTML flavour that reporting.page turns into the web page
 (claims as cards with their check folded away, MathML, anchors, a table of contents).
+
+Long on purpose: the template's interface (Report: every call the template makes) and the
+command line that builds the page; views are in reporting.views, sentences worded from data in
+report/templates/macros.md.j2.
 """
 
 import argparse
 import hashlib
 import json
-import re
 import shutil
 import struct
 import sys
@@ -29,7 +32,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 from lecture17.experiments import DEMOS
 from lecture17.pipeline import fingerprint, record
-from lecture17.pipeline.aggregate import STAT_COLUMNS, read_tables, select
+from lecture17.pipeline.aggregate import read_tables
 from lecture17.pipeline.csvio import timing_path
 from lecture17.reporting import claims as claims_mod
 from lecture17.reporting import ledger as ledger_mod
@@ -39,185 +42,18 @@ from lecture17.reporting.figures import DPI, FIGURES
 from lecture17.reporting.figures import caption as figure_caption
 from lecture17.reporting.page import to_html
 from lecture17.reporting.provenance import machine_info, reproducible_info
+from lecture17.reporting.views import (
+    crossovers,
+    fold,
+    grid_table,
+    lecture_cells,
+    load_views,
+    view_grid,
+)
 from lecture17.reporting.worked_examples import INPUTS
 
 MACHINE_BEGIN = "<!-- machine-dependent:begin -->"
 MACHINE_END = "<!-- machine-dependent:end -->"
-STATS = STAT_COLUMNS  # the columns that are not labels
-
-
-# -----------------------------------------------------------------------------
-# views: one aggregated table -> one Markdown table, as the lecture printed it
-
-
-def load_views(folder: Path) -> dict:
-    views = {}
-    for path in sorted(Path(folder).glob("*.yaml")):
-        with open(path, encoding="utf-8") as f:
-            for demo, items in (yaml.safe_load(f) or {}).items():
-                views.setdefault(str(demo), []).extend(items)
-    return views
-
-
-def cell(text) -> str:
-    """A Markdown table cell: a `|` inside it would end the cell."""
-    return str(text).replace("|", "\\|")
-
-
-def fmt_cell(row, fmt: str) -> str:
-    text = format(row["mean"], fmt)
-    if row["n_seeds"] > 1:
-        lo, hi = format(row["min"], fmt), format(row["max"], fmt)
-        if lo != hi:  # a spread is only shown where the seeds disagree at the printed precision
-            text += f" ({lo}–{hi})"
-    return text
-
-
-def _filter(table, view):
-    return select(table, view.get("quantities"), **view.get("where", {}))
-
-
-def row_key(table, r) -> tuple:
-    """A row's labels, quantity included: the key the ledger's Outcome.cells uses."""
-    return tuple(r[c] for c in table.columns if c not in ("demo", *STATS))
-
-
-def view_grid(table, view, lecture=None, html=False) -> dict:
-    """A view as {corner, columns, rows: [(label, [cells])]}; `lecture` maps row keys to the
-    lecture's value, printed beside ours in that cell."""
-    rows = _filter(table, view)
-    if rows.empty:
-        raise ValueError(f"view {view.get('title')!r} selects no rows")
-    index, columns = list(view.get("index", [])), list(view.get("columns", []))
-    fmt = view.get("fmt", ".3g")
-    keys = lambda cols: list(dict.fromkeys(tuple(r) for r in rows[cols].itertuples(index=False)))  # noqa: E731
-    row_keys = keys(index) if index else [()]
-    col_keys = keys(columns) if columns else [()]
-    cells = {}
-    for _, r in rows.iterrows():
-        cell_fmt = fmt.get(r["quantity"], ".3g") if isinstance(fmt, dict) else fmt
-        key = (tuple(r[c] for c in index), tuple(r[c] for c in columns))
-        text = fmt_cell(r, cell_fmt)
-        quoted = (lecture or {}).get(row_key(table, r))
-        cells[key] = beside_lecture(text, quoted, html) if quoted else text
-    labels = view.get("labels", {})
-    return {
-        "keys": col_keys,
-        "by_quantity": index == ["quantity"],  # the row labels name what each row is
-        "corner": " · ".join(labels.get(c, c) for c in index) or " ",
-        "columns": [" · ".join(labels.get(v, v) for v in ck) or "值 value" for ck in col_keys],
-        "rows": [
-            (
-                " · ".join(labels.get(v, v) for v in rk),
-                [cells.get((rk, ck), "—") for ck in col_keys],
-            )
-            for rk in row_keys
-        ],
-    }
-
-
-def markdown_table(grid: dict) -> str:
-    header = [cell(h) for h in [grid["corner"], *grid["columns"]]]
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    for label, cells in grid["rows"]:
-        lines.append("| " + " | ".join([cell(label), *cells]) + " |")
-    return "\n".join(lines)
-
-
-def render_view(table, view) -> str:
-    return markdown_table(view_grid(table, view))
-
-
-def _same_number(ours: str, lecture: str) -> bool:
-    """Ours (its mean, before any "(min–max)") prints the lecture's number: 0.614 = 0.614,
-    2.0 = 2 (the lecture dropped the zero), 76% = 76%, 1,050,624 = 1,050,624."""
-
-    def number(text: str) -> float:
-        text = text.split(" (")[0].replace(" ", "").replace("−", "-").replace(",", "")
-        return float(text[:-1]) / 100 if text.endswith("%") else float(text)
-
-    try:
-        return number(ours) == number(lecture)
-    except ValueError:
-        return False
-
-
-def beside_lecture(ours: str, lecture: str, html: bool) -> str:
-    """A cell the lecture quotes: ours, then the lecture's value (or "= 讲义" where equal)."""
-    quoted = "= 讲义" if _same_number(ours, lecture) else f"讲义 lecture {lecture}"
-    return f'{ours}<span class="lec">{quoted}</span>' if html else f"{ours}（{quoted}）"
-
-
-def fold(grid: dict, foldable=()) -> tuple[dict | None, list[str]]:
-    """A one-row table becomes a line; a column the view marks `fold` (a setting such as the
-    number of learning rates swept) becomes a fact where it has one value in every row."""
-    if len(grid["rows"]) == 1:
-        (label, cells), corner = grid["rows"][0], grid["corner"].strip()
-        head = f"{corner} = {label}" if corner and label and not grid.get("by_quantity") else label
-        if grid["columns"] == ["值 value"]:
-            return None, [f"{head}：{cells[0]}" if head else cells[0]]
-        pairs = [f"{c}：{v}" for c, v in zip(grid["columns"], cells, strict=True)]
-        return None, ([head] if head else []) + pairs
-    constant = [
-        j
-        for j, key in enumerate(grid["keys"])
-        if set(map(str, key)) & set(map(str, foldable))
-        and len({cells[j] for _, cells in grid["rows"]}) == 1
-    ]
-    if not constant or len(constant) == len(grid["columns"]):
-        return grid, []
-    value = grid["rows"][0][1]
-    facts = [f"{grid['columns'][j]}：{value[j]}（每行相同 in every row）" for j in constant]
-    keep = [j for j in range(len(grid["columns"])) if j not in constant]
-    return {
-        **grid,
-        "keys": [grid["keys"][j] for j in keep],
-        "columns": [grid["columns"][j] for j in keep],
-        "rows": [(label, [cells[j] for j in keep]) for label, cells in grid["rows"]],
-    }, facts
-
-
-# -----------------------------------------------------------------------------
-# the lecture's values in our tables: the cells a claim reads, one lecture number each
-
-NUMBER = re.compile(r"[−-]?\d[\d,]*(\.\d+)?([eE][−+-]?\d+)?%?")
-
-
-def lecture_numbers(text: str) -> list[str] | None:
-    """ "(0.117, 0.648)" -> ["0.117", "0.648"], "L = 16：0.945 vs 0.937" -> ["0.945", "0.937"];
-    None unless every item is a plain number."""
-    text = str(text).rpartition("：")[2].strip().strip("()")
-    items = re.split(r",\s+|\s+vs\s+|\s+/\s+|\s*和\s*", text)
-    return items if all(NUMBER.fullmatch(i) for i in items) else None
-
-
-def lecture_cells(outcomes, tables) -> dict:
-    """{(demo, row key): the lecture's number} for claims whose shown values are table rows of
-    seed means, one lecture number each (a claim about the lowest seed is not the cell's mean)."""
-    found = {}
-    for o in outcomes:
-        e = o.entry
-        if o.status in ("cited", "missing", "gpu") or e["class"] in ("cited", "timing"):
-            continue
-        if "value" not in e and "values" not in e:
-            continue
-        selectors = ledger_mod._selectors(e)
-        shown = [selectors[n] for n in ledger_mod._show_names(e) or [next(iter(selectors))]]
-        numbers = lecture_numbers(e["lecture"])
-        if numbers is None or any(s.get("stat", "mean") != "mean" or "reduce" in s for s in shown):
-            continue
-        rows = [
-            (str(s.get("demo", e.get("demo"))), row_key(picked, r))
-            for s in shown
-            for picked in [ledger_mod.select(tables, s, e.get("demo"))]
-            for _, r in picked.iterrows()
-        ]
-        if len(numbers) == 1 and ledger_mod.steps_of(e) == [{"digits": {"each": True}}]:
-            numbers = numbers * len(rows)  # "each prints 0.797"
-        if len(rows) == len(numbers):
-            for cell_key, number in zip(rows, numbers, strict=True):
-                found.setdefault(cell_key, number)
-    return found
 
 
 # -----------------------------------------------------------------------------
@@ -321,7 +157,7 @@ class Report:
         lines = [title] + (["；".join(facts) + "。"] if facts and grid else [])
         if grid is None:
             lines[0] += "：" + "；".join(facts) + "。"
-        body = markdown_table(grid) if grid else ""
+        body = grid_table(grid) if grid else ""
         if view.get("machine_dependent"):
             lines, body = [machine_dependent("\n\n".join(p for p in [*lines, body] if p))], ""
         if view.get("audit"):  # evidence behind the claims, not the lecture's own table
@@ -484,66 +320,25 @@ class Report:
             return f"*（本次构建没有 {demo_id} 的记录 not recorded: `make robustness`）*"
         return robustness.rates(self.tables[demo_id], quantity, below, by, labels)
 
-    def crossover(self, demo_id: str) -> str:
-        """Per model width: from which L on the Transformer's step beats the GRU's (06.3, §9.5)."""
-        return crossover_lines(self.tables[demo_id])
+    def crossovers(self, demo_id: str) -> list[dict]:
+        """Per model width: from which L on the Transformer's step beats the GRU's (06.3, §9.5);
+        the template's `crossover` macro words it."""
+        return crossovers(self.tables[demo_id])
 
 
-def crossover_lines(table) -> str:
-    """One bullet per d_model, from `ms_ratio_transformer_over_gru` (measured in one run).
-
-    The crossover is the shortest L from which the Transformer is faster at that L and at every
-    longer one measured; "never" and "from the shortest L on" are said as such.
-    """
-    rows = select(table, "ms_ratio_transformer_over_gru")
-    ms = select(table, "ms_per_step")
-    lines = []
-    for d_model, group in rows.groupby(rows["d_model"].astype(int), sort=False):
-        group = group.assign(L=group["seq_len"].astype(int)).sort_values("L")
-        lengths, ratio = group["L"].tolist(), group["mean"].to_numpy()
-        faster = ratio < 1  # the Transformer's step is the shorter one
-        first = next((i for i in range(len(lengths)) if faster[i:].all()), None)
-        longest = lengths[-1]
-        at_longest = ms[
-            (ms["d_model"].astype(int) == d_model) & (ms["seq_len"].astype(int) == longest)
-        ]
-        tf, gru = (
-            float(at_longest.loc[at_longest["model"] == m, "mean"].iloc[0])
-            for m in ("transformer", "gru")
-        )
-        head = f"- d_model {d_model}（{group['precision'].iloc[0]}）："
-        tail = f"L = {longest}：Transformer {tf:.1f} ms，GRU {gru:.1f} ms。"
-        if first is None:
-            lines.append(
-                head
-                + f"L ≤ {longest} 时 GRU 每步都比 Transformer 快 the GRU is faster at every L；"
-                + tail
-            )
-        elif first == 0:
-            lines.append(
-                head
-                + f"从 L = {lengths[0]} 起 Transformer 每步都更快 "
-                + "the Transformer is faster at every L；"
-                + tail
-            )
-        else:
-            lines.append(
-                head
-                + f"交叉点 crossover 在 L = {lengths[first - 1]} 和 {lengths[first]} 之间："
-                + f"L ≥ {lengths[first]} 时 Transformer 每步更快；"
-                + tail
-            )
-    return "\n".join(lines)
-
-
-def render_markdown(template_path: Path, context: dict) -> str:
-    env = Environment(
-        loader=FileSystemLoader(template_path.parent),
+def template_environment(folder: Path) -> Environment:
+    """The Jinja environment the report's templates are rendered in (report/templates/)."""
+    return Environment(
+        loader=FileSystemLoader(folder),
         undefined=StrictUndefined,
         keep_trailing_newline=True,
         trim_blocks=True,
         lstrip_blocks=True,
     )
+
+
+def render_markdown(template_path: Path, context: dict) -> str:
+    env = template_environment(template_path.parent)
     return env.get_template(template_path.name).render(**context)
 
 

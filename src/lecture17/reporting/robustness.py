@@ -10,7 +10,8 @@ reading of a set-up (the recorded demos 07.x, beside the lecture's protocol).
   verdict per cell, beside the protocol's: the pre-registered sensitivity table.
 - rates: how many seeds of each group fall below a threshold (e.g. 07.5's failed seeds).
 
-Tables are Markdown (the page converts them); claim ids link to their cards in HTML.
+Tables are Markdown (views.markdown_table; the page converts them); claim ids link to their
+cards in HTML.
 """
 
 import numpy as np
@@ -26,6 +27,7 @@ from lecture17.pipeline.aggregate import (
 from lecture17.reporting import claims as claims_mod
 from lecture17.reporting import ledger as ledger_mod
 from lecture17.reporting.rates import rate_text
+from lecture17.reporting.views import markdown_table
 
 DECIDED = ("holds", "same", "differs")  # a verdict, not "not resolvable" or "not built"
 NOT_BUILT = ("missing", "gpu")  # a table (or rows) this build does not have
@@ -42,10 +44,6 @@ def per_seed_claim(entry: dict) -> bool:
 
 def _status_text(status: str) -> str:
     return f"{claims_mod.SYMBOL[status]} {claims_mod.LABELS[status]}"
-
-
-def _row(cells: list[str]) -> str:
-    return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
 
 
 def robustness_table(tables: dict, recorded: list[str], where: dict | None = None):
@@ -87,11 +85,8 @@ def by_seed(
     recorded = [recorded] if isinstance(recorded, str) else list(recorded)
     table = robustness_table(tables, recorded, where)
     seeds = table_seeds(table)
-    lines = [
-        _row(["编号 id", "讲义 lecture", "协议的种子 protocol", "更多种子 more seeds（k/N）"]),
-        "|---|---|---|---|",
-    ]
-    spread = []
+    header = ["编号 id", "讲义 lecture", "协议的种子 protocol", "更多种子 more seeds（k/N）"]
+    lines, spread = [], []
     for o in outcomes:
         if o.entry.get("demo") != protocol or o.entry["class"] != "seeded":
             continue
@@ -106,16 +101,14 @@ def by_seed(
         if undecided := len(statuses) - len(judged):
             cell += f"；{undecided} 个种子无法分辨 not resolvable"
         lines.append(
-            _row(
-                [
-                    claims_mod.claim_ref(o, html),
-                    str(o.entry["lecture"]),
-                    _status_text(claims_mod.verdict(o.protocol or o)),
-                    cell,
-                ]
-            )
+            [
+                claims_mod.claim_ref(o, html),
+                str(o.entry["lecture"]),
+                _status_text(claims_mod.verdict(o.protocol or o)),
+                cell,
+            ]
         )
-    text = "\n".join(lines)
+    text = markdown_table(header, lines)
     if spread:
         text += (
             f"\n\n在所有记录的种子上一起判断的说法 claims judged once on all the recorded seeds"
@@ -140,7 +133,7 @@ def by_reading(outcomes, tables, settings, protocol: str, readings_demo: str, ht
     table = tables[readings_demo]
     readings = list(dict.fromkeys(table["reading"]))
     header = ["编号 id", "主读法 main（02.3）", *readings]
-    lines = [_row(header), "|" + "---|" * len(header)]
+    lines = []
     changed = []
     for o in outcomes:
         if o.entry.get("demo") != protocol or o.entry["class"] != "seeded":
@@ -153,8 +146,8 @@ def by_reading(outcomes, tables, settings, protocol: str, readings_demo: str, ht
             cells.append(_status_text(status))
             if status != o.status:
                 changed.append((o, reading))
-        lines.append(_row(cells))
-    return "\n".join(lines) + _changes(changed, html, "换任何一种读法，结论都不变")
+        lines.append(cells)
+    return markdown_table(header, lines) + _changes(changed, html, "换任何一种读法，结论都不变")
 
 
 def across_readings(outcomes, tables, settings, demo: str, by: list[str], names: dict, html: bool):
@@ -207,7 +200,7 @@ def across_readings(outcomes, tables, settings, demo: str, by: list[str], names:
     labels = ["，".join(names.get(r[b], r[b]) for b in by) for r in readings]
     seeds = [len(table_seeds(select(table, **r))) for r in readings]
     title = [f"{label}（{n} 个种子 seeds）" for label, n in zip(labels, seeds, strict=True)]
-    lines = [_row(["编号 id", *title]), "|" + "---|" * (len(title) + 1)]
+    lines = []
     changed, undecided = [], []
     for o in claims:
         main = reading_of(o.entry)
@@ -222,8 +215,9 @@ def across_readings(outcomes, tables, settings, demo: str, by: list[str], names:
                 undecided.append((o, label))
             elif status != o.status:
                 changed.append((o, label))
-        lines.append(_row(cells))
-    text = "\n".join(lines) + _changes(changed, html, f"在这 {len(readings)} 种读法下，结论都不变")
+        lines.append(cells)
+    text = markdown_table(["编号 id", *title], lines)
+    text += _changes(changed, html, f"在这 {len(readings)} 种读法下，结论都不变")
     if undecided:
         text += f"判断不了的 not judged：{_named(undecided, html)}。"
     return text
@@ -245,11 +239,11 @@ def rates(table, quantity: str, below: float, by: list[str], labels: dict) -> st
     """Markdown: per group of `by`, the seeds whose `quantity` is below `below`, k/N."""
     rows = select(table, quantity)
     header = [*(labels.get(b, b) for b in by), f"{labels.get(quantity, quantity)} < {below}"]
-    lines = [_row(header), "|" + "---|" * len(header)]
+    lines = []
     for _, row in rows.iterrows():
         values = np.array(list(per_seed(row["seeds"]).values()))
         k = int(np.sum(values < below))
         lines.append(
-            _row([*(labels.get(str(row[b]), str(row[b])) for b in by), rate_text(k, len(values))])
+            [*(labels.get(str(row[b]), str(row[b])) for b in by), rate_text(k, len(values))]
         )
-    return "\n".join(lines)
+    return markdown_table(header, lines)
