@@ -65,3 +65,28 @@ def test_the_build_profile_sums_each_rule_and_flags_the_undersampled_cpu(tmp_pat
     assert [c.strip() for c in rows["合计 all"].split("|")[2:4]] == ["3", "42.3"]
     empty = profile("--build", str(tmp_path / "nothing"))
     assert empty.returncode == 1 and "build first" in empty.stderr
+
+
+def load_bench(name: str):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(name, ROOT / "bench" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("model", ["transformer", "gru"])
+def test_seeds_trained_together_are_the_seeds_trained_one_by_one(model, monkeypatch):
+    """bench/seeds_parallel.py's vmapped training is each seed's own training: the same
+    initialisation, batches and Adam updates, so its losses match train()'s to rounding (a
+    shared generator, a seed's init drawn twice or Adam mixing seeds would not)."""
+    monkeypatch.chdir(ROOT)
+    seeds_parallel = load_bench("seeds_parallel")
+    one = seeds_parallel.sequential(model, 4, [100, 101], 5)["seeds"]
+    many = seeds_parallel.vmapped(model, 4, [100, 101], 5)["seeds"]
+    assert one[100]["loss"] != one[101]["loss"]  # two seeds, two trainings
+    for seed in (100, 101):
+        assert many[seed]["loss"] == pytest.approx(one[seed]["loss"], rel=1e-4)
+        assert many[seed]["token_accuracy"] == pytest.approx(one[seed]["token_accuracy"], abs=0.01)
