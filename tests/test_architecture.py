@@ -3,7 +3,8 @@
 From the bottom: the lecture's own modules at the top of lecture17 (what students read:
 attention_numpy, tiny_transformer, training, torch_models, and their torch-free helpers timing
 and train_settings); experiments (one module per lecture script, the demo registry); then the
-machinery: pipeline, reporting, and the command line (lecture17.__main__). A module may import
+machinery: pipeline, reporting, the command line (lecture17.__main__) and the runner of the
+lecture's scripts (lecture17.scripts). A module may import
 from its own layer and from the layers below it, never from one above: the lecture's code reads
 (and runs) on its own, and the experiments on the lecture's code alone. Every edge of the
 import graph is checked (imports inside functions included).
@@ -25,7 +26,7 @@ LECTURE = (
     "timing",
     "train_settings",
 )
-LAYERS = ("lecture", "experiments", "pipeline", "reporting", "__main__")  # bottom to top
+LAYERS = ("lecture", "experiments", "pipeline", "reporting", "__main__", "scripts")  # bottom up
 
 
 def layer(module: str) -> str:

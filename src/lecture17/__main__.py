@@ -11,27 +11,11 @@ python -m lecture17 changelog         which claim changed status, in which commi
 import argparse
 import subprocess
 import sys
-import unicodedata
 from pathlib import Path
 
 from lecture17.pipeline.aggregate import read_tables
 from lecture17.reporting import diff
-from lecture17.reporting.views import load_views, render_view
-
-
-def width(text: str) -> int:
-    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
-
-
-def as_text(markdown_table: str) -> str:
-    """A Markdown table, aligned for a terminal (CJK characters are two columns wide)."""
-    rows = [[c.strip() for c in line.strip("|").split("|")] for line in markdown_table.splitlines()]
-    rows = [rows[0]] + rows[2:]
-    widths = [max(width(r[i]) for r in rows) for i in range(len(rows[0]))]
-    pad = lambda cell, w: cell + " " * (w - width(cell))  # noqa: E731
-    lines = ["  ".join(pad(c, w) for c, w in zip(r, widths, strict=True)) for r in rows]
-    lines.insert(1, "  ".join("-" * w for w in widths))
-    return "\n".join(lines)
+from lecture17.reporting.views import as_text, load_views, render_view
 
 
 def show(demo: str, cores: int) -> int:

@@ -618,3 +618,22 @@ def test_adding_a_demo_by_the_recipe_touches_only_its_places_and_reruns_only_tha
         f"report/figures/{name}" for name in os.listdir(work / "report/figures")
     }, sorted(planned - runs)
     assert not any(p.startswith("report/measured") for p in planned)
+
+
+def test_exercise_8_done_in_the_script_reruns_05_1_and_what_reads_its_models(workdir):
+    """The lecture's exercise 8 edits STEPS at the top of 05_transformer_vs_rnn.py; the build
+    applies the script's edits to its config (lecture17.scripts), so a dry run plans 05.1's
+    jobs and those of 06.6 (which reads 05.1's models), and nothing else."""
+    config = yaml.safe_load((workdir / TEST_CONFIG).read_text())
+    script = workdir / "scripts/05_transformer_vs_rnn.py"
+    original = script.read_text()
+    steps = config["demos"]["05.1"]["settings"]["train"]["steps"] + 1
+    try:
+        script.write_text(original.replace("STEPS = None", f"STEPS = {steps}"))
+        runs = {p for p in planned_outputs(workdir) if re.match(r"results/\d\d\.\d/", p)}
+        expected = demo_outputs(config, "05.1") | demo_outputs(config, "06.6")
+        models = {p.replace(".timing.csv", ".models.pt") for p in demo_outputs(config, "05.1")}
+        assert runs == expected | {p for p in models if p.endswith(".models.pt")}
+    finally:
+        script.write_text(original)
+        os.utime(script, (0, 0))

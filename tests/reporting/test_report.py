@@ -7,12 +7,12 @@ import pytest
 import yaml
 from conftest import ROOT
 
-from lecture17.__main__ import as_text, width
 from lecture17.experiments import DEMOS
 from lecture17.reporting import diff, ledger
 from lecture17.reporting.reference import BEGIN, END, readme_section, splice
 from lecture17.reporting.report import template_environment
-from lecture17.reporting.views import crossovers, render_view
+from lecture17.reporting.views import as_text, crossovers, render_view
+from lecture17.reporting.views import display_width as width
 
 
 def table(rows) -> pd.DataFrame:
@@ -465,3 +465,14 @@ def test_the_ledger_knows_only_cuda_as_a_need(tmp_path):
     path.write_text("- {id: A, section: '§1', claim: c, lecture: '1', class: timing, needs: tpu}\n")
     with pytest.raises(ValueError, match=r"needs 'tpu'; expected one of \('cuda',\)"):
         ledger.load_ledger(path)
+
+
+def test_a_table_in_the_terminal_keeps_a_cells_own_bar():
+    """`python -m lecture17 show` and the lecture's scripts print views with as_text: a `|`
+    inside a cell ("max |difference|") is escaped in the Markdown and must not split the cell."""
+    from lecture17.reporting.views import as_text, markdown_table
+
+    text = as_text(markdown_table(["比较 comparison", "max |d|"], [["loop | matrix", "1e-16"]]))
+    header, rule, row = text.splitlines()
+    assert header.split() == ["比较", "comparison", "max", "|d|"]
+    assert row.split() == ["loop", "|", "matrix", "1e-16"] and len(rule.split()) == 2

@@ -8,6 +8,7 @@ the terminal; diff reads their formats.
 """
 
 import re
+import unicodedata
 from pathlib import Path
 
 import yaml
@@ -90,6 +91,24 @@ def view_grid(table, view, lecture=None, html=False) -> dict:
             for rk in row_keys
         ],
     }
+
+
+def display_width(text: str) -> int:
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+
+
+def as_text(table: str) -> str:
+    """A Markdown table, aligned for a terminal (CJK characters are two columns wide)."""
+    rows = [  # a cell's own `|` is escaped (markdown_table): split on the others only
+        [c.strip().replace("\\|", "|") for c in re.split(r"(?<!\\)\|", line.strip()[1:-1])]
+        for line in table.splitlines()
+    ]
+    rows = [rows[0]] + rows[2:]
+    widths = [max(display_width(r[i]) for r in rows) for i in range(len(rows[0]))]
+    pad = lambda cell, w: cell + " " * (w - display_width(cell))  # noqa: E731
+    lines = ["  ".join(pad(c, w) for c, w in zip(r, widths, strict=True)) for r in rows]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
 
 
 def grid_table(grid: dict) -> str:

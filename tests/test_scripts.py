@@ -1,0 +1,83 @@
+"""The lecture's five scripts (scripts/0N_*.py): they exist under the lecture's names, run their
+demos without Snakemake, and an exercise's edit at the top of one changes the config exactly
+where the lecture says (the workflow applies the same edits: tests/pipeline/test_workflow.py)."""
+
+import subprocess
+import sys
+
+import pytest
+import yaml
+from conftest import CONFIG, ROOT
+
+from lecture17.experiments import DEMOS
+from lecture17.scripts import apply_edits, edits_of, lecture_scripts, script_edits, script_path
+
+
+def config_demos() -> dict:
+    return yaml.safe_load(CONFIG.read_text(encoding="utf-8"))["demos"]
+
+
+def test_the_lecture_names_two_of_its_scripts_and_they_exist():
+    assert lecture_scripts() == ["01", "02", "03", "04", "05"]
+    assert script_path("03", ROOT) == ROOT / "scripts/03_positional_encoding.py"  # §6.2, Ex9
+    assert script_path("05", ROOT) == ROOT / "scripts/05_transformer_vs_rnn.py"  # Ex8
+    assert all(script_path(s, ROOT).exists() for s in lecture_scripts())
+    with pytest.raises(ValueError, match="unknown lecture script"):
+        script_path("99")
+
+
+def test_as_committed_no_script_edits_the_config():
+    assert script_edits(ROOT) == {}
+
+
+def exercise_8(tmp_path, steps="1500", lengths="[32]"):
+    text = script_path("05", ROOT).read_text(encoding="utf-8")
+    edited = text.replace("STEPS = None", f"STEPS = {steps}").replace(
+        "LENGTHS = None", f"LENGTHS = {lengths}"
+    )
+    assert edited.count("= None") == text.count("= None") - 2  # both constants found
+    path = tmp_path / "05_transformer_vs_rnn.py"
+    path.write_text(edited, encoding="utf-8")
+    return edits_of(path)
+
+
+def test_exercise_8_as_written_edits_05_1_and_the_demo_that_reads_its_models(tmp_path):
+    edits = exercise_8(tmp_path)
+    assert edits == {"05.1": {"settings.train.steps": 1500, "grid.seq_len": [32]}}
+    before = config_demos()
+    after = apply_edits(before, edits)
+    assert after["05.1"]["settings"]["train"]["steps"] == 1500
+    assert after["05.1"]["grid"]["seq_len"] == [32]
+    readers = [d for d in before if DEMOS[d].reads_models == "05.1"]
+    assert readers == ["06.6"]  # it must read the models 05.1 now trains
+    assert after["06.6"]["settings"]["train"] == after["05.1"]["settings"]["train"]
+    assert after["06.6"]["grid"]["seq_len"] == [32]
+    changed = {d for d in before if after[d] != before[d]}
+    assert changed == {"05.1", "06.6"}  # not 05.3, 05.4, nor the recorded 07.8 or 08.1
+    assert before["05.1"]["settings"]["train"]["steps"] == 500  # the config itself untouched
+
+
+def test_a_wrong_edit_is_a_clear_error():
+    demos = config_demos()
+    with pytest.raises(ValueError, match="which the config does not run"):
+        apply_edits(demos, {"99.9": {"settings.x": 1}})
+    with pytest.raises(ValueError, match="has no 'stepz'"):
+        apply_edits(demos, {"05.1": {"settings.train.stepz": 1}})
+    with pytest.raises(ValueError, match="expected settings.<name> or grid.<name>"):
+        apply_edits(demos, {"05.1": {"seeds": [1]}})
+
+
+@pytest.mark.slow
+def test_a_script_runs_its_demos_and_prints_their_tables():
+    done = subprocess.run(
+        [sys.executable, "scripts/01_self_attention.py"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.startswith("代码 01 自注意力")
+    # 01.1's weights as the lecture prints them (§2.3: l'Afrique gives visite 0.614)
+    weights = done.stdout.split("注意力权重 Attention weights")[1]
+    assert "l'Afrique  0.083  0.614" in weights
