@@ -2,7 +2,7 @@
 
     .venv/bin/python scripts/01_self_attention.py
 
-Runs demos 01.1, 01.2, 01.3, 01.4, 01.5 (src/lecture17/experiments/self_attention.py) with the settings of
+Runs demos 01.1, 01.2, 01.3, 01.4, 01.5 (experiments/self_attention.py) with the settings of
 config/config.yaml, every seed and grid point, on the CPU, and prints their tables as the
 report lays them out. Nothing is written; `snakemake` builds the same demos into results/.
 """

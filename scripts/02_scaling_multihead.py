@@ -2,7 +2,7 @@
 
     .venv/bin/python scripts/02_scaling_multihead.py
 
-Runs demos 02.1, 02.2, 02.3, 02.4, 02.5 (src/lecture17/experiments/scaling_multihead.py) with the settings of
+Runs demos 02.1, 02.2, 02.3, 02.4, 02.5 (experiments/scaling_multihead.py) with the settings of
 config/config.yaml, every seed and grid point, on the CPU, and prints their tables as the
 report lays them out. Nothing is written; `snakemake` builds the same demos into results/.
 """

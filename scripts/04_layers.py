@@ -2,7 +2,7 @@
 
     .venv/bin/python scripts/04_layers.py
 
-Runs demos 04.1, 04.2, 04.3, 04.4, 04.5, 04.6 (src/lecture17/experiments/layers.py) with the settings of
+Runs demos 04.1, 04.2, 04.3, 04.4, 04.5, 04.6 (experiments/layers.py) with the settings of
 config/config.yaml, every seed and grid point, on the CPU, and prints their tables as the
 report lays them out. Nothing is written; `snakemake` builds the same demos into results/.
 """

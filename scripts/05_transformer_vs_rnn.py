@@ -2,7 +2,7 @@
 
     .venv/bin/python scripts/05_transformer_vs_rnn.py
 
-Runs demos 05.1, 05.3, 05.4 (src/lecture17/experiments/transformer_vs_rnn.py) with the settings of
+Runs demos 05.1, 05.3, 05.4 (experiments/transformer_vs_rnn.py) with the settings of
 config/config.yaml, every seed and grid point, on the CPU, and prints their tables as the
 report lays them out. Nothing is written; `snakemake` builds the same demos into results/.
 """

@@ -15,7 +15,7 @@ def run(*cmd: str) -> subprocess.CompletedProcess:
     return subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
 
 
-PYTHON = ("src", "tests", "bench", "workflow/scripts", "report/ledger", "mutants")
+PYTHON = ("src", "tests", "bench", "scripts", "workflow/scripts", "report/ledger", "mutants")
 
 
 def test_ruff_check_is_clean():

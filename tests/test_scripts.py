@@ -57,6 +57,20 @@ def test_exercise_8_as_written_edits_05_1_and_the_demo_that_reads_its_models(tmp
     assert before["05.1"]["settings"]["train"]["steps"] == 500  # the config itself untouched
 
 
+def test_exercise_9_in_script_03_drops_the_scale_of_03_5_alone(tmp_path):
+    text = script_path("03", ROOT).read_text(encoding="utf-8")
+    path = tmp_path / "03_positional_encoding.py"
+    path.write_text(text.replace("SCALE = None", "SCALE = False"), encoding="utf-8")
+    edits = edits_of(path)
+    assert edits == {"03.5": {"settings.scale": False}}
+    before = config_demos()
+    after = apply_edits(before, edits)
+    assert (
+        before["03.5"]["settings"]["scale"] is True and after["03.5"]["settings"]["scale"] is False
+    )
+    assert {d for d in before if after[d] != before[d]} == {"03.5"}  # not 07.3, 08.2 or 08.3
+
+
 def test_a_wrong_edit_is_a_clear_error():
     demos = config_demos()
     with pytest.raises(ValueError, match="which the config does not run"):
