@@ -25,7 +25,6 @@ import os
 import statistics
 import subprocess
 import sys
-import time
 from dataclasses import replace
 
 import torch
@@ -34,6 +33,7 @@ import yaml
 from torch.func import functional_call, grad_and_value, stack_module_state, vmap
 
 from lecture17.experiments.transformer_vs_rnn import builder
+from lecture17.timing import timed
 from lecture17.train_settings import TrainSettings
 from lecture17.training import ReversalTask, evaluation_set, train, warmup_lr
 
@@ -73,9 +73,8 @@ def vmapped(model: str, length: int, seeds: list[int], steps: int) -> dict:
     step = vmap(grad_and_value(loss))
     opt = torch.optim.Adam(params.values(), lr=settings.lr, fused=True)
     data = [torch.Generator().manual_seed(seed) for seed in seeds]  # train()'s batches
-    times = []
-    for k in range(settings.steps):
-        start = time.perf_counter()
+
+    def one_step(k: int):
         for group in opt.param_groups:
             group["lr"] = warmup_lr(settings.lr, k, settings.warmup)
         batches = [task.sample(g, settings.batch_size) for g in data]
@@ -84,7 +83,12 @@ def vmapped(model: str, length: int, seeds: list[int], steps: int) -> dict:
         for name, p in params.items():
             p.grad = grads[name]
         opt.step()
-        times.append(time.perf_counter() - start)  # batches drawn and stacked included
+        return losses
+
+    times = []
+    for k in range(settings.steps):
+        losses, elapsed = timed(one_step, k)  # batches drawn and stacked included
+        times.append(elapsed)
     seconds = statistics.median(times) * settings.steps  # as train(): the median step
     found = {}
     for i, (seed, net) in enumerate(zip(seeds, models, strict=True)):

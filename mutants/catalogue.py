@@ -65,8 +65,8 @@ CATALOGUE = [
     _numpy(
         "softmax_no_max_shift",
         "softmax",
-        "shifted = x - np.max(x, axis=axis, keepdims=True)",
-        "shifted = x",
+        "e = np.subtract(x, x.max(axis=axis, keepdims=True), out=out)",
+        "e = np.subtract(x, 0, out=out)",
         "softmax without subtracting the row max: exp overflows on large scores",
     ),
     _numpy(
@@ -164,8 +164,8 @@ CATALOGUE = [
     _numpy(
         "sdpa_softmax_over_queries",
         "scaled_dot_product_attention",
-        "weights /= weights.sum(axis=-1, keepdims=True)",
-        "weights /= weights.sum(axis=-2, keepdims=True)",
+        "weights = softmax(scores, axis=-1, out=scores)",
+        "weights = softmax(scores, axis=-2, out=scores)",
         "softmax normalised over the queries (axis -2) instead of the keys",
     ),
     _numpy(
@@ -275,9 +275,9 @@ CATALOGUE = [
     ),
     _torch(
         "split_heads_view_only",
-        "MultiHeadAttention.split_heads",
-        "x.view(b, n, self.n_heads, self.d_k).transpose(1, 2)",
-        "x.view(b, self.n_heads, n, self.d_k)",
+        "split_heads",
+        "x.view(b, n, n_heads, d_model // n_heads).transpose(1, 2)",
+        "x.view(b, n_heads, n, d_model // n_heads)",
         "heads split by a view to (b, h, n, d_k) without the transpose",
     ),
     _torch(

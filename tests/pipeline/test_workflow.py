@@ -470,9 +470,13 @@ def test_a_cpu_build_aggregates_recorded_gpu_runs_only_while_their_settings_hold
     assert asked.returncode != 0 and "runs only in a build with device in ['cuda']" in said
     config.write_text(spec_text)  # the settings hold again, but the code the runs ran moved on
     beyond = work / "src/lecture17/experiments/beyond.py"
-    beyond.write_text(beyond.read_text() + "\n# an edit\n")
+    text, ends = beyond.read_text(), 'return tidy([labels | r for r in records], [*labels, "model"'
+    assert text.count(ends) == 1  # 06.3's function's last line
+    beyond.write_text(text.replace(ends, f"records = records[:]  # an edit\n    {ends}"))
     planned = plan()
-    assert "recorded with other code: ['src/lecture17/experiments/beyond.py']" in planned
+    assert "recorded with other code: ['src/lecture17/experiments/beyond.py::gpu_step_time']" in (
+        planned
+    )
     assert "results/tables/06.3.csv" not in planned and "lecture17 run 06.3" in planned
 
 
