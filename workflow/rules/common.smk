@@ -193,15 +193,24 @@ def code(*modules):
 # same files and lines).
 
 
+# Once per demo and parse (every job of a demo imports and runs the same code): reading the
+# imports and cutting the modules for each of a build's jobs would take most of a dry run.
+_JOB_CODE, _FUNCTION_CODE = {}, {}
+
+
 def job_code(wildcards):
-    """The code inputs of an experiment job: the files it imports, less the registry and its
-    demo's own module (whose part it runs is the `code` param)."""
-    return record.job_code(wildcards.demo, ROOT)
+    """The code inputs of an experiment job: the files it imports, less the registry and the
+    experiments modules it runs only part of (whose lines are the `code` param)."""
+    if wildcards.demo not in _JOB_CODE:
+        _JOB_CODE[wildcards.demo] = record.job_code(wildcards.demo, ROOT)
+    return _JOB_CODE[wildcards.demo]
 
 
 def function_code(wildcards):
-    """The sha256 of the lines of its module that the job's demo function runs."""
-    return record.function_code(wildcards.demo, ROOT)
+    """The sha256 of the experiments lines the job's demo function runs."""
+    if wildcards.demo not in _FUNCTION_CODE:
+        _FUNCTION_CODE[wildcards.demo] = record.function_code(wildcards.demo, ROOT)
+    return _FUNCTION_CODE[wildcards.demo]
 
 
 def registry_entry(wildcards):

@@ -8,6 +8,7 @@ lazy `import torch` and `from lecture17 import tiny_transformer` count too). Edi
 """
 
 import ast
+import functools
 from pathlib import Path
 
 PACKAGE = "lecture17"
@@ -23,12 +24,19 @@ def module_path(name: str, src: Path = SRC) -> Path:
     return path
 
 
+@functools.lru_cache(maxsize=1024)
+def _parse(text: str, filename: str) -> ast.Module:
+    """ast.parse, once per text: a build asks about the same files for each of its demos.
+    Keyed by the text itself, so an edited file is parsed again. Read-only: never mutate."""
+    return ast.parse(text, filename=filename)
+
+
 def imported_modules(path: Path, src: Path = SRC, text: str | None = None) -> set[str]:
     """The lecture17 modules one file imports (absolute imports; `from lecture17 import x` too);
     `text`: only these lines of it (function_source)."""
     found = set()
     package = _package_of(path, src)
-    for node in ast.walk(ast.parse(path.read_text() if text is None else text, str(path))):
+    for node in ast.walk(_parse(path.read_text() if text is None else text, str(path))):
         if isinstance(node, ast.Import):
             found |= {a.name for a in node.names if a.name.split(".")[0] == PACKAGE}
         elif isinstance(node, ast.ImportFrom):
@@ -119,7 +127,7 @@ def function_source(path: Path, names: str | set[str]) -> str:
     functions', classes' and constants') run or hold (see above)."""
     names = {names} if isinstance(names, str) else set(names)
     text = path.read_text()
-    tree = ast.parse(text, filename=str(path))
+    tree = _parse(text, str(path))
     body = tree.body[1:] if ast.get_docstring(tree) is not None else tree.body
     defining: dict[str, list[ast.stmt]] = {}
     always = []
@@ -166,7 +174,7 @@ def code_parts(
         grown = False
         for m, text in texts.items():
             path = module_path(m, src)
-            for node in ast.walk(ast.parse(text)):
+            for node in ast.walk(_parse(text, str(path))):
                 if isinstance(node, ast.ImportFrom) and not node.level and node.module:
                     target, aliases = node.module, {a.name for a in node.names}
                     if target.startswith(f"{EXPERIMENTS}.") and not any(
