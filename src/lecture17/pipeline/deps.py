@@ -46,8 +46,7 @@ def imported_modules(path: Path, src: Path = SRC, text: str | None = None) -> se
             found.add(module)
             for alias in node.names:  # `from lecture17 import attention_numpy` names a module
                 candidate = f"{module}.{alias.name}"
-                base = src.joinpath(*candidate.split("."))
-                if base.with_suffix(".py").exists() or (base / "__init__.py").exists():
+                if _is_module(candidate, src):
                     found.add(candidate)
     return found
 
@@ -183,7 +182,6 @@ def code_parts(
                         if not aliases <= wanted.setdefault(target, set()):
                             wanted[target] |= aliases
                             grown = True
-                        continue
             others = {
                 i
                 for i in imported_modules(path, src, text)
