@@ -379,6 +379,34 @@ def test_06_6_widths_must_start_at_greedy_and_increase(widths):
         beam_search_study(**kwargs("06.6", widths=widths), seed=0)
 
 
+@pytest.mark.parametrize("uncached_sources", [0, 51])  # the .test config's n_test is 50
+def test_06_6_the_uncached_check_reads_1_to_n_test_sources(uncached_sources):
+    from demos import kwargs
+
+    from lecture17.experiments.beyond import beam_search_study
+
+    with pytest.raises(ValueError, match="uncached_sources must be 1..n_test"):
+        beam_search_study(**kwargs("06.6", uncached_sources=uncached_sources), seed=0)
+
+
+def test_06_6_the_cache_check_sees_a_cache_that_differs(monkeypatch):
+    """cache_mismatch is not a constant 0: a KV cache that forgets every cached position but
+    the newest (a student's cache that overwrites instead of appending) is counted."""
+    from demos import grid_points, kwargs
+
+    from lecture17 import tiny_transformer as tt
+    from lecture17.experiments.beyond import beam_search_study
+
+    def forgetful(cache, k, v):
+        cache.self_k, cache.self_v = k, v
+        return k, v
+
+    monkeypatch.setattr(tt.KVCache, "append", forgetful)
+    table = beam_search_study(**kwargs("06.6", grid_points("06.6")[1]), seed=0)
+    mismatch = select(table, "cache_mismatch")["value"].iloc[0]
+    assert mismatch > 0
+
+
 # -----------------------------------------------------------------------------
 # 06.7 length extrapolation (§6.5): train short, test long, four positional schemes
 
