@@ -183,14 +183,15 @@ def demos_of(build: Build) -> dict:
 
 def run_csvs(demos: dict, recorded: bool) -> list[str]:
     """The run CSVs of the lecture's demos (recorded=False) or of the recorded ones (07.x, 08.x)
-    in a CPU build; GPU-only demos and views have none."""
+    in a CPU build; GPU-only demos, studies (their seeds are recorded demos') and views have
+    none."""
     from lecture17.experiments import DEMOS
     from lecture17.pipeline.job import jobs
 
     paths = []
     for demo, spec in demos.items():
         kind = DEMOS[demo].kind
-        if kind == "view" or "cpu" not in spec.get("devices", ["cpu"]):
+        if kind == "view" or DEMOS[demo].study or "cpu" not in spec.get("devices", ["cpu"]):
             continue
         if (kind == "recorded") == recorded:
             paths += [path for path, _, _ in jobs(demo, spec)]

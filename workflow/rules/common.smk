@@ -74,9 +74,10 @@ def training_settings_json(wildcards):
 
 def runs_here(demo):
     """A demo runs in this build unless its `devices` leave out the build's `device`, or it is
-    a recorded demo (07.x, 08.x: run by `snakemake robustness`, aggregated from its recording).
+    a recorded demo (07.x, 08.x: run by `snakemake robustness`, aggregated from its recording)
+    or a study (06.7, 06.8: its seeds are its recorded demos', 07.9 and 09.1).
     """
-    if DEMOS[demo].kind == "recorded":
+    if DEMOS[demo].kind == "recorded" or DEMOS[demo].study:
         return False
     return config["device"] in config["demos"][demo].get("devices", ["cpu", "cuda"])
 
@@ -169,6 +170,12 @@ def table_inputs(demo):
         raise WorkflowError(
             f"demo {demo} is run by `snakemake robustness` (make robustness), and "
             f"{MEASURED}/{demo}/ holds no runs recorded with this config and code"
+        )
+    if not recorded and DEMOS[demo].study:
+        extended = [d for d in config["demos"] if DEMOS[d].extends == demo]
+        raise WorkflowError(
+            f"demo {demo} is a study outside the default build: its seeds are {extended}'s, "
+            f"run by `snakemake robustness` (one seed alone: python -m lecture17 run {demo})"
         )
     if not recorded:  # e.g. `python -m lecture17 show 06.3` in a CPU build
         raise WorkflowError(

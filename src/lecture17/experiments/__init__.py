@@ -50,6 +50,10 @@ class Demo:
     `<out stem>.models.pt` beside their CSV, for a demo that reads them (05.1, read by 06.6).
     reads_models: the demo whose kept models this one reads, job by job (the same grid point
     and seed): its function takes them as `trained` (None: it trains them again, the same way).
+    study: a training demo too long for the default build (issue 22's budget: 06.7, 06.8):
+    the default build runs none of its jobs; its seeds are those of the recorded demos that
+    extend it (07.9, 09.1), run by `make robustness`. Its entry holds the protocol (the
+    config's settings and grid), the § its claims stand under, and `python -m lecture17 run`.
     alone: a timing is what the demo is for (01.5, 05.4, 06.1, 06.2): its jobs take every core
     of the build (Snakemake `threads`; each still computes on one thread), so no other job
     shares the machine while it is timed. A training demo that also records its step time
@@ -69,6 +73,7 @@ class Demo:
     alone: bool = False  # a timing is its purpose: its job runs with no other job beside it
     keeps_models: bool = False  # its jobs write <out stem>.models.pt (kept_models)
     reads_models: str = ""  # the demo whose kept models it reads, job by job
+    study: bool = False  # not in the default build: its recorded demos carry its seeds
 
     def __post_init__(self):
         if self.kind not in KINDS:
@@ -79,6 +84,8 @@ class Demo:
             )
         if (self.kind == "view") != bool(self.reads):
             raise ValueError(f"demo {self.id}: a view, and only a view, names the demo it reads")
+        if self.study and self.kind != "training":
+            raise ValueError(f"demo {self.id}: only a training demo can be a study")
         if not self.rule and self.kind != "view":
             default = self.module if self.kind == "analytic" else self.function_name
             object.__setattr__(self, "rule", default)
@@ -246,17 +253,19 @@ _REGISTRY = [
         "06.7",
         "beyond.length_extrapolation",
         "§6.5",
-        "比训练时更长的序列 length extrapolation",
+        "比训练时更长的序列 length extrapolation（不在默认构建里：种子见 07.9）",
         kind="training",
         rule="length_extrapolation",
+        study=True,
     ),
     Demo(
         "06.8",
         "beyond.head_study",
         "§9.4",
-        "头数与去掉一个头 heads: how many, and knocked out",
+        "头数与去掉一个头 heads: how many, and knocked out（不在默认构建里：种子见 09.1）",
         kind="training",
         rule="head_study",
+        study=True,
     ),
     # 07 robustness seeds and readings, 08 the exercises' runs: recorded (`make robustness`,
     # report/measured/), seeds disjoint from the protocol's, every list fixed in the config
@@ -396,6 +405,10 @@ if unkept := [
     if d.reads_models and not getattr(DEMOS.get(d.reads_models), "keeps_models", False)
 ]:
     raise ValueError(f"{unkept} read the models of a demo that keeps none (keeps_models)")
+if unrecorded := [
+    d.id for d in _REGISTRY if d.study and not any(r.extends == d.id for r in _REGISTRY)
+]:
+    raise ValueError(f"studies {unrecorded}: no recorded demo extends them (their seeds)")
 
 
 def runnable() -> dict[str, Demo]:
