@@ -11,12 +11,12 @@ import sys
 
 from lecture17.scripts import run_script
 
-# Exercise 9 (§13): "把默认的 scale=True 改成 False … 看演示 5 的第一行". In this code the
-# §6.6 model's 1/√d_k is a setting of demo 03.5 (config: true), passed to every
-# MultiHeadAttention, so the edit of MultiHeadAttention's default that the lecture describes
-# is made here instead: SCALE = False, then run this script and read the first row of demo 5's
-# table. None keeps the config's; `snakemake` reads this edit too. (Recorded: demo 08.2.)
-SCALE = None  # 03.5's MultiHeadAttention scale; config: true. Exercise 9: False
+# Exercise 9 (§13): "把默认的 scale=True 改成 False … 看演示 5 的第一行". Either edit the
+# default as the lecture says (MultiHeadAttention in src/lecture17/tiny_transformer.py: 03.5's
+# config leaves its scale to that default) or set SCALE = False here; then run this script and
+# read the first row of demo 5's table. None keeps the config's; `snakemake` reads both edits.
+# (Recorded: demo 08.2.)
+SCALE = None  # 03.5's MultiHeadAttention scale; config: null (the default). Exercise 9: False
 
 EDITS = {"03.5": {"settings.scale": SCALE}}
 

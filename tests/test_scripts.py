@@ -66,9 +66,40 @@ def test_exercise_9_in_script_03_drops_the_scale_of_03_5_alone(tmp_path):
     before = config_demos()
     after = apply_edits(before, edits)
     assert (
-        before["03.5"]["settings"]["scale"] is True and after["03.5"]["settings"]["scale"] is False
+        before["03.5"]["settings"]["scale"] is None and after["03.5"]["settings"]["scale"] is False
     )
     assert {d for d in before if after[d] != before[d]} == {"03.5"}  # not 07.3, 08.2 or 08.3
+
+
+def _03_5_attention_scales(monkeypatch, default: bool) -> set:
+    """Every attention block's scale in 03.5's §6.6 model, built from the config as its job
+    builds it, with MultiHeadAttention's default scale set to `default` (the lecture's edit of
+    `scale: bool = True` in tiny_transformer.py, made on the function's defaults)."""
+    from lecture17 import tiny_transformer as tt
+    from lecture17.experiments.positional_encoding import pe_ablation_model
+    from lecture17.training import VOCAB_SIZE
+
+    init = tt.MultiHeadAttention.__init__
+    monkeypatch.setattr(init, "__defaults__", (default, *init.__defaults__[1:]))
+    settings = config_demos()["03.5"]["settings"]
+    sizes = {k: settings[k] for k in ("d_model", "n_heads", "d_ff", "scale")}
+    sizes |= {k: settings[k] for k in ("n_enc_layers", "n_dec_layers")}
+    variant = config_demos()["03.5"]["grid"]["variant"][0]  # "看演示 5 的第一行"
+    model = pe_ablation_model(variant=variant, vocab_size=VOCAB_SIZE, **sizes)
+    blocks = [m for m in model.modules() if isinstance(m, tt.MultiHeadAttention)]
+    assert len(blocks) == 3  # encoder self, decoder self and cross (1 + 1 layers)
+    return {m.scale for m in blocks}
+
+
+def test_exercise_9_as_written_edits_the_default_and_03_5s_model_follows(monkeypatch):
+    """§13 Ex9: "在 tiny_transformer.py 的 MultiHeadAttention 里把默认的 scale=True 改成 False，
+    然后运行 03_positional_encoding.py（看演示 5 的第一行）": 03.5's config leaves the scale to
+    that default, so every attention block of its first row's model drops 1/√d_k."""
+    from lecture17 import tiny_transformer as tt
+
+    assert tt.MultiHeadAttention.__init__.__defaults__[0] is True  # as committed
+    assert _03_5_attention_scales(monkeypatch, True) == {True}
+    assert _03_5_attention_scales(monkeypatch, False) == {False}
 
 
 def test_a_wrong_edit_is_a_clear_error():

@@ -83,10 +83,11 @@ class MultiHeadAttention(nn.Module):
     """MultiHead(Q, K, V) = Concat(head_1, ..., head_h) W^O, head_i = Attention(Q W_i^Q,
     K W_i^K, V W_i^V) (§5.2). W^Q, W^K, W^V are stacked in one in_proj (3 d_model, d_model) and
     W^O is out_proj, laid out as nn.MultiheadAttention's (§5.4). scale=False drops 1/sqrt(d_k)
-    (exercise 9). positions="rope" / "alibi" put positions into the scores (beyond the
-    lecture, §6.5). While keep_weights is on (collect_attention), forward keeps the per-head
-    weights in last_weights. Decoding with a KV cache: memory_keys_values, self_attend_step,
-    cross_attend_step (end of module)."""
+    (exercise 9 edits the default below: every layer built without a scale of its own follows
+    it, through attention_block). positions="rope" / "alibi" put positions into the scores
+    (beyond the lecture, §6.5). While keep_weights is on (collect_attention), forward keeps
+    the per-head weights in last_weights. Decoding with a KV cache: memory_keys_values,
+    self_attend_step, cross_attend_step (end of module)."""
 
     def __init__(self, d_model: int, n_heads: int, scale: bool = True, positions=None):
         super().__init__()
@@ -170,6 +171,15 @@ def combine_heads(x):
     """(b, h, n, d_k) -> (b, n, h d_k): the heads side by side again, Concat(head_1..head_h)."""
     b, h, n, d_k = x.shape
     return x.transpose(1, 2).reshape(b, n, h * d_k)  # (b, n, d_model)
+
+
+def attention_block(d_model: int, n_heads: int, scale=None, positions=None):
+    """A layer's MultiHeadAttention. scale None passes no scale, so MultiHeadAttention's own
+    default decides: exercise 9's edit of that default reaches every model built without an
+    explicit scale (TransformerConfig.scale None, as 03.5's §6.6 model)."""
+    if scale is None:
+        return MultiHeadAttention(d_model, n_heads, positions=positions)
+    return MultiHeadAttention(d_model, n_heads, scale, positions)
 
 
 def attend(q, k, v, mask, scale: bool = True):
@@ -438,10 +448,10 @@ class EncoderLayer(nn.Module):
     so the two stand side by side in the tests and demos.
     """
 
-    def __init__(self, d_model, n_heads, d_ff, norm_first=False, scale=True, positions=None):
+    def __init__(self, d_model, n_heads, d_ff, norm_first=False, scale=None, positions=None):
         super().__init__()
         self.norm_first = norm_first
-        self.self_attn = MultiHeadAttention(d_model, n_heads, scale, positions)
+        self.self_attn = attention_block(d_model, n_heads, scale, positions)
         self.ffn = FeedForward(d_model, d_ff)
         self.norm1 = nn.LayerNorm(d_model)
         self.norm2 = nn.LayerNorm(d_model)
@@ -468,11 +478,11 @@ class DecoderLayer(nn.Module):
     Pre-LN placement as EncoderLayer, arguments as nn.TransformerDecoderLayer's.
     """
 
-    def __init__(self, d_model, n_heads, d_ff, norm_first=False, scale=True, positions=None):
+    def __init__(self, d_model, n_heads, d_ff, norm_first=False, scale=None, positions=None):
         super().__init__()
         self.norm_first = norm_first
-        self.self_attn = MultiHeadAttention(d_model, n_heads, scale, positions)
-        self.cross_attn = MultiHeadAttention(d_model, n_heads, scale, positions)
+        self.self_attn = attention_block(d_model, n_heads, scale, positions)
+        self.cross_attn = attention_block(d_model, n_heads, scale, positions)
         self.ffn = FeedForward(d_model, d_ff)
         self.norm1 = nn.LayerNorm(d_model)
         self.norm2 = nn.LayerNorm(d_model)
@@ -542,7 +552,9 @@ class TransformerConfig:
     emb_scale: float = 1.0  # the paper's sqrt(d_model) would drown the PE (§6.6)
     max_len: int = 256  # positions in the positional-encoding table
     norm_first: bool = False  # Post-LN (the paper's) or Pre-LN (§7.5)
-    scale: bool = True  # the 1/sqrt(d_k) of every attention block (§4; exercise 9: False)
+    # the 1/sqrt(d_k) of every attention block (§4): None leaves it to MultiHeadAttention's
+    # default (scale=True), which exercise 9 edits; True / False set it here
+    scale: bool | None = None
 
 
 def score_pe(config: TransformerConfig):

@@ -278,13 +278,14 @@ def pe_ablation(
     d_ff: int,
     n_enc_layers: int,
     n_dec_layers: int,
-    scale: bool,
+    scale: bool | None,
     device: str,
     seed: int,
 ) -> pd.DataFrame:
     """Reverse `length` symbols (§9.1) with a 1 + 1 layer Transformer of one PE `variant`,
     trained as `train` says (Adam, linear warmup) and evaluated by greedy decoding from BOS
-    on train.n_test new sequences. `scale` is MultiHeadAttention's 1/√d_k (Ex9: False).
+    on train.n_test new sequences. `scale` is MultiHeadAttention's 1/√d_k (None: that class's
+    default, which exercise 9 edits; Ex9 as a setting: False).
 
     Rows (quantity, value): `token_accuracy` (the L symbols and the EOS, reading-aid flag F01),
     `symbol_accuracy` (the L symbols), `sequence_accuracy` (all L + 1 right), `chance` (token
