@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/build_profile.py              # this checkout's benchmarks/
     .venv/bin/python bench/build_profile.py --build DIR  # another build's
+    .venv/bin/python bench/build_profile.py --by-demo    # per demo, and what 06.x adds
 
 Every job of the build writes benchmarks/<rule>/…/<job>.tsv (Snakemake's `benchmark:`): `s`, the
 job's wall seconds, `max_rss` (MB) and `cpu_time`. Per rule: jobs, wall seconds in all, the
@@ -15,6 +16,7 @@ wall seconds are complete; they include the time a job waited for a core when ot
 
 import argparse
 import csv
+import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,11 +44,25 @@ def _number(text: str) -> float:
         return 0.0
 
 
-def read_rules(benchmarks: Path) -> dict[str, Rule]:
-    """rule -> its jobs' wall, cpu_time and max_rss, from benchmarks/<rule>/**/*.tsv."""
+DEMO_ID = re.compile(r"\d\d\.\d")
+
+
+def demo_of(parts: tuple[str, ...]) -> str:
+    """The demo a benchmark file belongs to: benchmarks/<rule>/<demo>/…, aggregate/<demo>.tsv,
+    figure/<demo>_<name>.tsv; "report" for the rest (script_seconds, report)."""
+    for part in parts[1:]:
+        if found := DEMO_ID.match(part):
+            return found.group()
+    return "report"
+
+
+def read_rules(benchmarks: Path, by_demo: bool = False) -> dict[str, Rule]:
+    """rule (or demo, by_demo) -> its jobs' wall, cpu_time and max_rss, from
+    benchmarks/<rule>/**/*.tsv."""
     rules: dict[str, Rule] = {}
     for path in sorted(benchmarks.rglob("*.tsv")):
-        name = path.relative_to(benchmarks).parts[0]
+        parts = path.relative_to(benchmarks).parts
+        name = demo_of(parts) if by_demo else parts[0]
         with path.open(encoding="utf-8") as f:
             rows = list(csv.DictReader(f, delimiter="\t"))
         if not rows:
@@ -78,16 +94,32 @@ def table(rules: dict[str, Rule]) -> str:
     return "\n".join([head, *lines])
 
 
+def beyond_share(demos: dict[str, Rule]) -> str:
+    """What the beyond-the-lecture demos (06.x: their jobs, tables and figures) add to the
+    rest of the build, in job wall seconds (issue 22's budget: at most 15 %)."""
+    beyond = sum(sum(r.wall) for name, r in demos.items() if name.startswith("06."))
+    rest = sum(sum(r.wall) for name, r in demos.items() if not name.startswith("06."))
+    return (
+        f"超出讲义的演示 beyond the lecture (06.x)：{beyond:.1f} 秒 s，"
+        f"其余 the rest {rest:.1f} 秒 s，多出 adds {100 * beyond / rest:.1f} %"
+    )
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--build", type=Path, default=Path("."), help="a build's root")
+    parser.add_argument(
+        "--by-demo", action="store_true", help="per demo (jobs, table, figures), not per rule"
+    )
     args = parser.parse_args(argv)
     benchmarks = args.build / "benchmarks"
-    rules = read_rules(benchmarks)
+    rules = read_rules(benchmarks, args.by_demo)
     if not rules:
         print(f"{benchmarks} 里没有基准文件 no benchmark files: build first", file=sys.stderr)
         return 1
-    print(table(rules))
+    print(table(rules).replace("规则 rule", "演示 demo") if args.by_demo else table(rules))
+    if args.by_demo:
+        print("\n" + beyond_share(rules))
     return 0
 
 

@@ -67,6 +67,22 @@ def test_the_build_profile_sums_each_rule_and_flags_the_undersampled_cpu(tmp_pat
     assert empty.returncode == 1 and "build first" in empty.stderr
 
 
+def test_the_build_profile_by_demo_counts_tables_and_figures_and_what_06_adds(tmp_path):
+    _benchmark(tmp_path / "benchmarks/lookup_task/02.3/d_k=16/seed0.tsv", 30.0, "8.5")
+    _benchmark(tmp_path / "benchmarks/aggregate/02.3.tsv", 1.0, "0.5")
+    _benchmark(tmp_path / "benchmarks/figure/02.3_accuracy.tsv", 1.0, "0.5")
+    _benchmark(tmp_path / "benchmarks/beyond/06.4/seed0.tsv", 6.0, "5.0")
+    _benchmark(tmp_path / "benchmarks/report/report.tsv", 8.0, "4.0")
+    done = profile("--build", str(tmp_path), "--by-demo")
+    assert done.returncode == 0, done.stderr
+    rows = {
+        line.split("|")[1].strip(): line for line in done.stdout.splitlines()[2:] if "|" in line
+    }
+    assert [c.strip() for c in rows["`02.3`"].split("|")[2:4]] == ["3", "32.0"]
+    assert [c.strip() for c in rows["`report`"].split("|")[2:4]] == ["1", "8.0"]
+    assert "(06.x)：6.0 秒 s，其余 the rest 40.0 秒 s，多出 adds 15.0 %" in done.stdout
+
+
 def load_bench(name: str):
     import importlib.util
 
