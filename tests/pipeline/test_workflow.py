@@ -641,3 +641,23 @@ def test_exercise_8_done_in_the_script_reruns_05_1_and_what_reads_its_models(wor
     finally:
         script.write_text(original)
         os.utime(script, (0, 0))
+
+
+def test_the_workflow_reads_its_own_checkouts_code_not_the_installed_package(tmp_path):
+    """`snakemake` in a clone runs that clone's src/ at parse time as its jobs do (common.smk
+    puts it first on sys.path), even when the environment's lecture17 is another checkout's
+    editable install (this one's, here): a copy whose registry refuses to import fails."""
+    work = copy_repository(tmp_path)
+    shutil.rmtree(work / "report/measured")  # no recording to check: nothing runs but the parse
+    registry = work / "src/lecture17/experiments/__init__.py"
+    registry.write_text('raise ImportError("this copy\'s registry")\n', encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env['PATH']}"
+    done = subprocess.run(
+        [sys.executable, "-m", "snakemake", "--list-rules"],
+        cwd=work,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode != 0 and "this copy's registry" in done.stdout + done.stderr

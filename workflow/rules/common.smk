@@ -3,7 +3,12 @@
 import json
 import os
 import re
+import sys
 from pathlib import Path
+
+# this checkout's code, as the jobs get it (PYTHONPATH=src below): not whatever copy of the
+# package the environment installed (an editable install of another clone, say)
+sys.path.insert(0, str(Path(workflow.basedir, "src")))
 
 from snakemake.exceptions import WorkflowError
 from snakemake.logging import logger
