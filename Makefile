@@ -22,7 +22,7 @@ $(VENV)/.installed: requirements.txt pyproject.toml
 setup: $(VENV)/.installed
 
 report: setup
-	snakemake --cores $(CORES)
+	snakemake --cores $(CORES) --show-failed-logs
 	@echo "报告 report: $(CURDIR)/report/lecture17.md  ·  $(CURDIR)/report/lecture17.html"
 
 # The recorded runs (07.x robustness seeds and readings, 08.x the exercises' runs): run and

@@ -47,6 +47,18 @@ def test_nn_transformer_refuses_settings_it_cannot_mirror(change):
         TorchTransformer(replace(SMALL, **change))
 
 
+def test_nn_transformer_reads_a_scale_left_to_the_default_as_that_default(monkeypatch):
+    """TransformerConfig.scale None is MultiHeadAttention's default (exercise 9 edits it):
+    accepted while that default is scale=True, refused once it is False."""
+    from lecture17 import tiny_transformer as tt
+
+    TorchTransformer(replace(SMALL, scale=None))
+    init = tt.MultiHeadAttention.__init__
+    monkeypatch.setattr(init, "__defaults__", (False, *init.__defaults__[1:]))
+    with pytest.raises(ValueError, match="TorchTransformer supports only"):
+        TorchTransformer(replace(SMALL, scale=None))
+
+
 def test_nn_transformer_refuses_a_sequence_longer_than_its_pe_table():
     model = TorchTransformer(replace(SMALL, max_len=8))
     src, tgt_in, _ = reversal_batch(torch.Generator().manual_seed(0), 2, 8)  # tgt_in has 9

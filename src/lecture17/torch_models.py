@@ -13,9 +13,11 @@ takes. Used by demo 06.3 (ms per training step on a GPU) and bench/step_time.py.
 trained for accuracy here; no dropout (as tiny_transformer).
 """
 
+import inspect
+
 from torch import nn
 
-from lecture17.tiny_transformer import TransformerConfig, sinusoidal_encoding
+from lecture17.tiny_transformer import MultiHeadAttention, TransformerConfig, sinusoidal_encoding
 
 # -----------------------------------------------------------------------------
 # §9.5 yardsticks: nn.Transformer beside our Transformer, nn.GRU beside GRUSeq2Seq
@@ -98,6 +100,9 @@ def check_config(config: TransformerConfig) -> None:
     """Refuse the settings nn.Transformer cannot mirror: it always reads sinusoidal PE here,
     unscaled embeddings and 1/sqrt(d_k) attention."""
     mirrored = {"pe": "sinusoidal", "emb_scale": 1.0, "scale": True}
-    differ = {k: getattr(config, k) for k, v in mirrored.items() if getattr(config, k) != v}
+    default_scale = inspect.signature(MultiHeadAttention).parameters["scale"].default
+    given = {k: getattr(config, k) for k in mirrored}
+    given["scale"] = default_scale if given["scale"] is None else given["scale"]
+    differ = {k: v for k, v in given.items() if v != mirrored[k]}
     if differ:
         raise ValueError(f"TorchTransformer supports only {mirrored}; got {differ}")

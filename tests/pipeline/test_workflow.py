@@ -661,3 +661,19 @@ def test_the_workflow_reads_its_own_checkouts_code_not_the_installed_package(tmp
         text=True,
     )
     assert done.returncode != 0 and "this copy's registry" in done.stdout + done.stderr
+
+
+def test_a_local_build_schedules_once_per_finished_job(workdir):
+    """Snakefile's onstart drops Snakemake's job-rate limiter in a local build: with its
+    default (100/1s) every scheduling round starts a 1-second timer whose round starts another,
+    so rounds pile up (261 for 26 jobs in the full build's self_attention and layers rules).
+    Here the layers rule's jobs rerun: one round to start, then one per finished job."""
+    config = yaml.safe_load((workdir / TEST_CONFIG).read_text())
+    jobs = sum(
+        len(config["demos"][d]["seeds"]) for d in config["demos"] if DEMOS[d].rule == "layers"
+    )
+    text = snakemake(
+        workdir, "--cores", "1", "--verbose", "--forcerun", "layers", "--until", "layers"
+    )
+    rounds = text.count("Ready jobs:")
+    assert jobs >= 3 and rounds <= jobs + 1, (jobs, rounds)
