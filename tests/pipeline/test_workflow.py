@@ -108,7 +108,9 @@ def report_outputs() -> set[str]:
 def test_the_build_writes_every_table_and_the_report(workdir):
     config = yaml.safe_load((workdir / TEST_CONFIG).read_text())
     for demo in config["demos"]:  # a recorded demo (07.3): only once recorded (test below)
-        if DEMOS[demo].kind != "recorded":
+        if DEMOS[demo].study:  # 06.7, 06.8: their seeds are their recorded demos'
+            assert not (workdir / f"results/{demo}").exists()
+        elif DEMOS[demo].kind != "recorded":
             assert (workdir / f"results/tables/{demo}.csv").is_file()
     text = (workdir / "report/lecture17.md").read_text()
     assert "## §6 位置编码" in text and "复现信息 Provenance" in text
@@ -155,6 +157,7 @@ def test_editing_attention_numpy_reruns_exactly_the_experiments_that_import_it(w
             if "src/lecture17/attention_numpy.py"
             in code_inputs(f"lecture17.experiments.{DEMOS[d].module}", root=workdir)
             and DEMOS[d].kind != "recorded"
+            and not DEMOS[d].study
         }
         planned = planned_outputs(workdir)
         runs = {p for p in planned if re.match(r"results/\d\d\.\d/", p)}

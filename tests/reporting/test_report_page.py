@@ -92,6 +92,19 @@ def test_every_heading_has_a_unique_id_and_a_line_in_the_contents(page):
     assert {"s1", "s4-4", "s9-1", "s9-5", "s11", "s12", "s13"} <= set(numbered)
 
 
+def test_every_markdown_heading_starts_a_block(page):
+    """A heading right under a table's last row is read as one more row: §13's first exercise
+    heading was glued to 13.1's last table (lost from the page and its contents)."""
+    lines = page["md"].splitlines()
+    glued = [
+        line
+        for before, line in zip(lines, lines[1:], strict=False)
+        if re.match(r"#{1,6} ", line) and before.strip() and not before.endswith("-->")
+    ]  # (an HTML comment closes its own block: a marker line may come right before)
+    assert not glued, glued
+    assert "### 练习 1 Exercise 1" in lines
+
+
 def test_every_in_page_link_resolves(page):
     ids = set(re.findall(r'\sid="([^"]+)"', page["html"]))
     hrefs = re.findall(r'href="#([^"]*)"', page["html"])

@@ -578,6 +578,13 @@ def _exposure_rows(net, src, tgt_in, tgt_out) -> list[dict]:
     return records
 
 
+def _check_beams(widths: list[int], uncached_sources: int, n_test: int) -> None:
+    if not widths or widths[0] != 1 or widths != sorted(set(widths)):
+        raise ValueError(f"widths must start at 1 (greedy) and increase, got {widths}")
+    if not 1 <= uncached_sources <= n_test:
+        raise ValueError(f"uncached_sources must be 1..n_test ({n_test}), got {uncached_sources}")
+
+
 def beam_search_study(
     *,
     model: str,
@@ -608,12 +615,7 @@ def beam_search_study(
     from lecture17.training import ReversalTask, evaluation_set, single_thread
 
     _check(model=model, seq_len=seq_len, sizes=sizes, device=device)
-    if not widths or widths[0] != 1 or widths != sorted(set(widths)):
-        raise ValueError(f"widths must start at 1 (greedy) and increase, got {widths}")
-    if not 1 <= uncached_sources <= train.n_test:
-        raise ValueError(
-            f"uncached_sources must be 1..n_test ({train.n_test}), got {uncached_sources}"
-        )
+    _check_beams(widths, uncached_sources, train.n_test)
     import torch
 
     net = trained_model(
