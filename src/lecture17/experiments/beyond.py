@@ -579,6 +579,8 @@ def _exposure_rows(net, src, tgt_in, tgt_out) -> list[dict]:
 
 
 def _check_beams(widths: list[int], uncached_sources: int, n_test: int) -> None:
+    """Refuse widths that do not start at greedy (1) and increase, and an uncached check on
+    more sources than the test set has (or none)."""
     if not widths or widths[0] != 1 or widths != sorted(set(widths)):
         raise ValueError(f"widths must start at 1 (greedy) and increase, got {widths}")
     if not 1 <= uncached_sources <= n_test:
@@ -608,8 +610,8 @@ def beam_search_study(
     below the previous width), cache_mismatch (Transformer: the widest beam with and without
     the KV cache, on the first `uncached_sources` sources: 0; without the cache every step
     runs the whole prefix again, O(L²), three quarters of a job on all 500). Exposure bias:
-    teacher_forced_* and free_running_* symbol accuracy,
-    overall and per `position`; positions_after_first_error and both accuracies on them.
+    teacher_forced_* and free_running_* symbol accuracy, overall and per `position`;
+    positions_after_first_error and both accuracies on them.
     """
     from lecture17.experiments.transformer_vs_rnn import _check, trained_model
     from lecture17.training import ReversalTask, evaluation_set, single_thread
