@@ -81,7 +81,9 @@ readme: setup
 	python -m lecture17 readme
 
 # The SLURM profile's per-rule memory and runtime come from a full build's benchmark files.
-slurm-profile: report
+# (LECTURE17_WARM=0: a warm-started job's benchmark sees only its client, lecture17/pipeline/warm.py)
+slurm-profile: setup
+	LECTURE17_WARM=0 snakemake --cores $(CORES) --forceall --show-failed-logs
 	python workflow/scripts/make_slurm_profile.py benchmarks > workflow/profiles/slurm/config.yaml
 
 # The workflow on a one-node SLURM cluster on this machine (root, Debian), torn down after.

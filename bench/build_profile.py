@@ -12,6 +12,11 @@ the process every 0.5 s for its first 30 samples (~15 s), then every 30 s
 (snakemake/benchmark.py, BENCHMARK_INTERVAL_SHORT and BENCHMARK_INTERVAL), and keeps the last
 sample, so a job of 32 s records the CPU of its first ~15 s; jobs under 0.5 s record 0. The
 wall seconds are complete; they include the time a job waited for a core when others shared it.
+
+A job that ran warm (lecture17/pipeline/warm.py: forked from a server that had imported torch)
+computes in the server's child, which the benchmark does not see: its `cpu_time` and `max_rss`
+are those of the client. The child's own CPU seconds (getrusage: complete, not sampled) and peak
+memory are the last line of the job's log; the line under the table sums them over logs/.
 """
 
 import argparse
@@ -75,6 +80,23 @@ def read_rules(benchmarks: Path, by_demo: bool = False) -> dict[str, Rule]:
     return rules
 
 
+WARM_LINE = re.compile(r"^warm start: CPU ([\d.]+) s, peak memory (\d+) MB$", re.M)
+
+
+def warm_summary(logs: Path) -> str | None:
+    """The jobs that ran warm, and their own CPU seconds and peak memory (from their logs)."""
+    found = [m for log in sorted(logs.rglob("*.log")) for m in WARM_LINE.finditer(log.read_text())]
+    if not found:
+        return None
+    cpu = sum(float(m.group(1)) for m in found)
+    peak = max(int(m.group(2)) for m in found)
+    return (
+        f"热启动 warm start：{len(found)} 个作业在服务进程的子进程里运行，它们自己的 CPU 时间合计 "
+        f"{cpu:.1f} 秒 s（getrusage），峰值内存最大 {peak} MB；这些作业的 `cpu_time` 和 `max_rss` "
+        "是客户端进程的"
+    )
+
+
 def table(rules: dict[str, Rule]) -> str:
     head = (
         "| 规则 rule | 作业 jobs | 墙钟 wall s | 最长 longest s | 记录的 CPU recorded cpu_time s "
@@ -118,6 +140,8 @@ def main(argv=None) -> int:
         print(f"{benchmarks} 里没有基准文件 no benchmark files: build first", file=sys.stderr)
         return 1
     print(table(rules).replace("规则 rule", "演示 demo") if args.by_demo else table(rules))
+    if summary := warm_summary(args.build / "logs"):
+        print("\n" + summary)
     if args.by_demo:
         print("\n" + beyond_share(rules))
     return 0

@@ -67,6 +67,24 @@ def test_the_build_profile_sums_each_rule_and_flags_the_undersampled_cpu(tmp_pat
     assert empty.returncode == 1 and "build first" in empty.stderr
 
 
+def test_the_build_profile_sums_the_warm_jobs_own_cpu_from_their_logs(tmp_path):
+    _benchmark(tmp_path / "benchmarks/lookup_task/02.3/d_k=16/seed0.tsv", 30.0, "0.1", 12)
+    log = tmp_path / "logs/02.3/d_k=16/seed0.log"
+    log.parent.mkdir(parents=True)
+    log.write_text("演示 02.3 · seed 0\nwarm start: CPU 27.25 s, peak memory 390 MB\n")
+    (tmp_path / "logs/02.3/d_k=16/seed1.log").write_text("warm start refused, running cold: …\n")
+    (tmp_path / "logs/aggregate").mkdir()
+    (tmp_path / "logs/aggregate/02.3.log").write_text(
+        "warm start: CPU 0.75 s, peak memory 120 MB\n"
+    )
+    done = profile("--build", str(tmp_path))
+    assert "2 个作业" in done.stdout and "合计 28.0 秒" in done.stdout
+    assert "峰值内存最大 390 MB" in done.stdout
+    log.write_text("演示 02.3 · seed 0\n")
+    (tmp_path / "logs/aggregate/02.3.log").write_text("")
+    assert "warm start" not in profile("--build", str(tmp_path)).stdout
+
+
 def test_the_build_profile_by_demo_counts_tables_and_figures_and_what_06_adds(tmp_path):
     _benchmark(tmp_path / "benchmarks/lookup_task/02.3/d_k=16/seed0.tsv", 30.0, "8.5")
     _benchmark(tmp_path / "benchmarks/aggregate/02.3.tsv", 1.0, "0.5")

@@ -305,6 +305,12 @@ def test_the_estimate_adds_the_cpu_time_of_the_jobs_a_mutant_reaches(tmp_path):
         "recorded_jobs": 0,
         "recorded_cpu_s": 0,
     }
+    # a job that ran warm: the benchmark saw only the client; its log has the job's own CPU
+    log = tmp_path / "logs/03.5/variant=learned/seed1.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    log.write_text("演示 03.5\nwarm start: CPU 7.50 s, peak memory 300 MB\n")
+    (row,) = run.estimate(tmp_path, [MUTANTS["learned_pe_frozen"]])
+    assert row["protocol_cpu_s"] == 10  # 2.0 + 7.5, rounded
 
 
 def test_a_given_control_must_be_a_finished_build(tmp_path):

@@ -18,7 +18,7 @@ from lecture17.pipeline.csvio import timing_path
 from lecture17.pipeline.deps import code_inputs
 from lecture17.experiments import DEMOS, rules
 from lecture17.reporting.figures import FIGURES
-from lecture17.pipeline import record
+from lecture17.pipeline import record, warm
 from lecture17.pipeline.job import check_demo, jobs
 from lecture17.scripts import apply_edits, script_edits
 
@@ -28,13 +28,25 @@ ROOT = Path(workflow.basedir)
 # runs of GPU-only demos recorded on a GPU (`python -m lecture17 run 06.3 --device cuda`,
 # bench/gpu_session.sh), which a CPU build aggregates instead of rerunning them
 MEASURED = record.MEASURED
+WARM_SERVER = []  # the build's warm-start server, while it runs (Snakefile: onstart)
 
 # One thread per job, numpy's BLAS included (torch.set_num_threads does not reach it):
 # `--cores 2` then runs two jobs side by side, and every number is computed the same way.
+# (GOTO_NUM_THREADS too: Snakemake sets it to the job's threads, which a timing job has more of.)
 # PYTHONPATH=src: the jobs run this checkout's code, in the venv or in a --use-conda env alike.
+THREAD_VARIABLES = (
+    "OMP_NUM OPENBLAS_NUM MKL_NUM GOTO_NUM VECLIB_MAXIMUM NUMEXPR_NUM".split()
+)
+JOB_ENV = {f"{name}_THREADS": "1" for name in THREAD_VARIABLES}
+JOB_ENV["PYTHONPATH"] = os.pathsep.join(
+    ["src"] + [p for p in [os.environ.get("PYTHONPATH")] if p]
+)
 shell.prefix(
-    "export OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 "
-    "VECLIB_MAXIMUM_THREADS=1 NUMEXPR_NUM_THREADS=1 PYTHONPATH=src${{PYTHONPATH:+:$PYTHONPATH}}; "
+    "export "
+    + " ".join(
+        f"{name}={value}" for name, value in JOB_ENV.items() if name != "PYTHONPATH"
+    )
+    + " PYTHONPATH=src${{PYTHONPATH:+:$PYTHONPATH}}; "
 )
 
 

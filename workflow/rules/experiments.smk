@@ -39,7 +39,7 @@ for _rule, _demos in EXPERIMENT_RULES.items():
             registry=registry_entry,
             code=function_code,
         shell:
-            "python -m lecture17.pipeline.job {wildcards.demo} --seed {wildcards.seed} "
+            "python -m lecture17.pipeline.warm lecture17.pipeline.job {wildcards.demo} --seed {wildcards.seed} "
             "--settings {params.settings:q} --out {output.csv} 2> {log}"
 
 
@@ -87,7 +87,7 @@ for _rule, _demos in EXPERIMENT_RULES.items():
         # again when the job runs, after the loop has moved on (a reading demo then trained its
         # models again instead of reading them)
         shell:
-            "python -m lecture17.pipeline.job {wildcards.demo} --seed {wildcards.seed} "
+            "python -m lecture17.pipeline.warm lecture17.pipeline.job {wildcards.demo} --seed {wildcards.seed} "
             "--settings {params.settings:q} --grid {params.grid:q} --out {output.csv} "
             "{params.models}2> {log}"
 

@@ -5,6 +5,9 @@
 Per rule: one thread (every job is single-threaded by design), memory = 1.5 × the largest
 max_rss seen (at least 1 GB), runtime = 3 × the longest wall time (at least 5 minutes). Jobs of
 training rules ask for a GPU when the config says `device: cuda` (their `gpu` resource).
+A warm-started job's benchmark measures only its client (lecture17/pipeline/warm.py): build with
+`LECTURE17_WARM=0` for the memory column (`make slurm-profile` does; the jobs' peaks, 300–600 MB
+on the full build, sit under the 1 GB floor either way).
 """
 
 import math
