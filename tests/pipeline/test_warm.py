@@ -209,3 +209,20 @@ def test_a_build_runs_its_jobs_warm_writes_the_same_bytes_and_leaves_no_server(t
     ).stdout.split()
     assert not [pid for pid in servers if Path(f"/proc/{pid}/cwd").resolve() == hot.resolve()]
     assert not (hot / "logs/warm-start.log").read_text()  # the server said nothing: no error
+
+
+def test_the_preload_skips_what_is_not_installed_and_refuses_threads(tmp_path):
+    """A torch-free environment (make test-python) still gets a server for pandas; a process
+    that already runs a second thread is not forked (a pool's locks would hang the child)."""
+    code = (
+        "import sys, threading; from lecture17.pipeline import warm; "
+        "warm.PRELOAD = ('json', 'no_such_module_anywhere'); server = warm.Server('s.sock'); "
+        "server.preload(); print('preloaded', flush=True); "
+        "threading.Thread(target=threading.Event().wait, daemon=True).start(); server.preload()"
+    )
+    env = {**os.environ, **JOB_ENV}
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True
+    )
+    assert done.stdout == "preloaded\n", done.stderr
+    assert "RuntimeError: 2 threads after the imports" in done.stderr

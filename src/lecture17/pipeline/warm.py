@@ -35,6 +35,8 @@ Long on purpose: the client and the server speak one small protocol (a request w
 descriptors; "refused …" or "child <pid>", then "status <code>"), easier to check in one file.
 """
 
+import importlib
+import importlib.util
 import json
 import os
 import resource
@@ -259,7 +261,8 @@ class Server:
 
     def preload(self) -> None:
         for name in PRELOAD:
-            __import__(name)
+            if importlib.util.find_spec(name.partition(".")[0]) is not None:  # torch-free venvs
+                importlib.import_module(name)
         threads = os.listdir("/proc/self/task")
         if len(threads) > 1:  # a fork copies one thread: a pool's locks could hang the child
             raise RuntimeError(f"{len(threads)} threads after the imports; one thread forks safely")
@@ -268,7 +271,8 @@ class Server:
         """No new jobs; the running ones finish and get their status."""
         if not self.stopping:
             self.stopping = True
-            self.selector.unregister(self.listener)
+            if self.listener in self.selector.get_map():  # registered once the imports are done
+                self.selector.unregister(self.listener)
             self.listener.close()
             if os.path.exists(self.path):
                 os.unlink(self.path)
