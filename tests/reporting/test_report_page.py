@@ -196,6 +196,10 @@ def test_a_note_about_a_build_is_folded_away_not_shown_beside_the_sentence():
         ),
         ("一个头停在 BOS 上（我们：权重）a decoder head on BOS", "一个头停在 BOS 上（我们：权重）"),
         ("only English here", "only English here"),
+        (  # a formula is not cut in its bracket (was "全是 √(")
+            "200 个位置的 ‖PE(pos)‖ 全是 √(d/2) every norm (min and max)",
+            "200 个位置的 ‖PE(pos)‖ 全是 √(d/2)",
+        ),
     ],
 )
 def test_the_study_reading_keeps_the_chinese_part_of_a_claim(claim, part):
@@ -225,7 +229,9 @@ def test_a_short_tuple_in_a_takeaway_names_each_value():
     o.ours, o.numbers = "(0.743, 0.710)", {"beam": 0.743, "greedy": 0.710}
     o.entry["show"], o.entry["fmt"] = ["beam", "greedy"], ".3f"
     said = report_claims.takeaway(o)
-    assert "(0.743" not in said and "width 4" in said and "0.743、" in said and "width 1" in said
+    labels = ledger.value_labels(o.entry, study=True)  # the views' Chinese where they give one
+    assert "(0.743" not in said and labels["beam"] in said and "0.743、" in said
+    assert labels["greedy"] in said and labels["beam"] != labels["greedy"]
     o.numbers["beam"] = [0.7, 0.8]  # a shown list: no name per value, the tuple as before
     assert "(0.743, 0.710)" in report_claims.takeaway(o)
 
@@ -447,3 +453,172 @@ def test_every_flag_a_claim_uses_is_explained_on_the_page(page):
         if f"[{flag}]" in page["md"] or f"，{flag}）" in page["md"]:
             assert f"**{flag}**：" in page["md"], flag
     assert "**F01**：" in page["md"] or "F01" not in page["md"]
+
+
+# -----------------------------------------------------------------------------
+# the study reading read cold (issue 19's second review): each takeaway says which seeds,
+# why a claim does not hold, which part of a compound claim holds
+
+
+def seeded(status, seeds, stat=None, **entry):
+    value = {"quantity": "q", **({"stat": stat} if stat else {})}
+    o = outcome(status, **{"class": "seeded", "demo": "05.1", "value": value, **entry})
+    o.seeds, o.ours, o.findings = seeds, "0.58", []
+    return o
+
+
+def test_a_takeaway_says_which_seeds_and_which_statistic_it_shows():
+    assert "我们（种子 0–2 平均）0.58" in report_claims.takeaway(seeded("holds", [0, 1, 2]))
+    assert "我们（种子 0）0.58" in report_claims.takeaway(seeded("holds", [0]))
+    assert "（种子 0–2 中最大）" in report_claims.takeaway(seeded("precision", [0, 1, 2], "max"))
+    o = seeded("holds", list(range(100, 110)))
+    o.protocol = seeded("holds", [0, 1, 2])
+    assert "我们（记录的种子 100–109 平均）0.58" in report_claims.takeaway(o)
+    assert report_claims.seed_words([0, 1, 2, 100, 101, 102]) == "种子 0–2、100–102"
+
+
+def test_every_table_says_which_seeds_it_shows(page):
+    tables = re.findall(r"^(\*\*[^*\n]+\*\*.*)\n\n\|", page["md"], flags=re.M)  # a table's title
+    assert tables and [t for t in tables if "种子" not in t and "一次运行" not in t] == []
+
+
+def test_where_the_protocol_seeds_and_the_recorded_seeds_disagree_one_sentence_says_which():
+    o = seeded("unresolved", list(range(100, 110)))
+    o.protocol = seeded("differs", [0])
+    said = report_claims.takeaway(o)
+    assert "默认构建的种子 0（表中）上不成立；以记录的 10 个种子为准" in said
+    o.protocol = seeded("unresolved", [0])  # they agree: nothing to reconcile
+    assert "以记录的" not in report_claims.takeaway(o)
+
+
+def test_two_claims_on_one_lecture_sentence_with_opposite_badges_say_which_decides():
+    rated = seeded("unresolved", list(range(100, 110)), id="C1", pair="C2", section="§9.4")
+    rated.protocol, rated.detail = seeded("differs", [0]), [ledger.checks.Finding(None, "x")]
+    rate = seeded("holds", list(range(100, 110)), id="C2", pair="C1", section="§9.2 / §11")
+    others = {"C1": rated, "C2": rate}
+    mine, theirs = report_claims.takeaway(rated, others), report_claims.takeaway(rate, others)
+    assert "另有一条在 §9.2 演示 05.1（✓ 成立）" in mine and "以本条为准" in mine
+    assert "另有一条在 §9.4 演示 05.1（? 无法分辨）" in theirs and "以那一条为准" in theirs
+    rate.status = "unresolved"  # the same verdict: no sentence
+    assert "另有一条" not in report_claims.takeaway(rated, others)
+
+
+def test_a_reason_is_shown_only_while_its_check_holds_on_the_data():
+    entries = {e["id"]: e for e in ledger.load_ledger(ROOT / "report" / "ledger")}
+    tables = tables_of(ROOT / "report" / "reference" / "tables")
+    o = ledger.evaluate(entries["C004"], tables)
+    assert o.status == "differs" and o.why and "可能的原因" in report_claims.takeaway(o)
+    rnn = tables["01.4"]
+    faster = (rnn["model"] == "rnn") & (rnn["distance"].astype(str) == "32")
+    slower = rnn.copy()
+    slower.loc[faster, ["mean", "min", "max"]] *= 1e6  # now above the lecture's 5.3e-07
+    o = ledger.evaluate(entries["C004"], {**tables, "01.4": slower})
+    assert o.why == "" and "可能的原因" not in report_claims.takeaway(o)
+    o = ledger.evaluate(entries["C004"], tables)
+    o.status = "holds"  # a reason explains a claim that does not hold, never one that does
+    assert "可能的原因" not in report_claims.takeaway(o)
+
+
+def test_every_differs_the_reviewer_found_without_a_reason_has_one():
+    entries = ledger.load_ledger(ROOT / "report" / "ledger")
+    ids = {"C004", "C005", "C039", "C040", "C042", "C087", "L17-B7.5a", "L17-B7.5b", "C107"}
+    ids |= {"C108", "C113", "C114", "L17-R9.2c"}
+    assert ids <= {e["id"] for e in entries if "why" in e}
+
+
+def test_a_failed_timing_shows_our_number_not_the_rule():
+    o = outcome("timing_fails", **{"class": "timing"})
+    o.ours = "(7,581, 12,985, 24,175, 10,357)"
+    o.findings = [
+        ledger.checks.Finding(False, "未满足 not met：3 个种子 × 9 个设置共 425 s，须在 120 s 以内")
+    ]
+    said = report_claims.takeaway(o)
+    assert "我们：3 个种子 × 9 个设置共 425 s" in said and "见审计读法" not in said
+
+
+def test_a_compound_claim_says_which_part_holds_and_which_fails():
+    o = outcome("timing_fails", **{"class": "timing", "parts": ["1–30 ms", "同一量级", "同一量级"]})
+    o.findings = [ledger.checks.Finding(ok, "f") for ok in (False, True, True)]
+    assert "部分成立：✓ 同一量级；✗ 1–30 ms" in report_claims.takeaway(o)
+    parts = {e["id"]: e.get("parts") for e in ledger.load_ledger(ROOT / "report" / "ledger")}
+    assert parts["C122"] and parts["C005"] and parts["C113"]
+
+
+def test_the_study_reading_names_values_in_chinese_with_one_label_for_the_length():
+    for e in ledger.load_ledger(ROOT / "report" / "ledger"):
+        if e["class"] in ("cited",) or not ("value" in e or "values" in e):
+            continue
+        for label in ledger.value_labels(e, study=True).values():
+            assert not re.search(r"simulated|seq len|lowest seed|the largest|↓|\[\w+\]", label), (
+                e["id"],
+                label,
+            )
+
+
+def test_echoes_are_counted_apart_from_agreeing_claims_in_a_section_note():
+    echo, same, off = outcome("echo"), outcome("same"), outcome("differs")
+    note = report_claims._reading([echo, same, off], html_mode=False)
+    assert "1 个和讲义一致 agree" in note and "1 个回显讲义自己的数" in note
+
+
+def test_the_headings_name_no_study_the_default_build_does_not_run():
+    from lecture17.experiments import DEMOS
+
+    text = (ROOT / "report" / "templates" / "lecture17.md.j2").read_text(encoding="utf-8")
+    headings = [line for line in text.splitlines() if line.startswith("#")]
+    studies = [d for d, demo in DEMOS.items() if demo.study]
+    assert studies and [h for h in headings for d in studies if d in h] == []
+    views = yaml.safe_load((ROOT / "report" / "views" / "07.yaml").read_text(encoding="utf-8"))
+    for recorded in ("07.9", "09.1"):  # the studies' tables: one in the study reading
+        assert any(not v.get("audit") for v in views[recorded])
+
+
+def study_text(page_html: str) -> tuple[str, list[str]]:
+    """The study reading's text (audit blocks, folded checks, formulas and styles left out)
+    and its headings, from the page's HTML."""
+    from html.parser import HTMLParser
+
+    class Reader(HTMLParser):
+        def __init__(self):
+            super().__init__()
+            self.stack, self.hidden, self.text, self.headings = [], 0, [], []
+
+        def handle_starttag(self, tag, attrs):
+            if tag in ("br", "img", "hr", "input", "meta", "link"):
+                return
+            cls = dict(attrs).get("class") or ""
+            hide = "audit" in cls.split() or tag in ("details", "style", "math", "nav")
+            self.stack.append((tag, hide))
+            self.hidden += hide
+
+        def handle_endtag(self, tag):
+            while self.stack:
+                name, hide = self.stack.pop()
+                self.hidden -= hide
+                if name == tag:
+                    break
+
+        def handle_data(self, data):
+            if not self.hidden:
+                self.text.append(data)
+                if self.stack and self.stack[-1][0] in ("h2", "h3", "h4", "h5"):
+                    self.headings.append(data)
+
+    reader = Reader()
+    reader.feed(page_html)
+    return "".join(reader.text), reader.headings
+
+
+@pytest.fixture(scope="module")
+def reference_page(tmp_path_factory):
+    if reason := reference_missing():
+        pytest.skip(reason)
+    return reference_render(tmp_path_factory.mktemp("reference")).read_text(encoding="utf-8")
+
+
+def test_the_study_reading_has_no_machinery_and_no_orphaned_heading(reference_page):
+    text, headings = study_text(reference_page)
+    for machinery in ("report/", "config/", "snakemake", "python -m", "Wilson", "pre-registered"):
+        assert machinery not in text, machinery
+    assert [h for h in headings if "更多种子" in h or "Failed seeds" in h] == []
+    assert "§10.4" in text and "分块的注意力" in text  # §10.4 has its takeaway

@@ -209,92 +209,209 @@ SUPPORTS = {
     "same": "和讲义一样",
     "precision": "和讲义一样（机器精度内）",
     "holds": "支持讲义",
-    "echo": "回显讲义的数（不是复现）",
+    "echo": "",  # the badge says it: shown back, not a reproduction
     "differs": "不支持讲义",
     LECTURE_ERROR: "讲义在这里有误",
     "unresolved": "数据还定不了",
-    "timing": "本机成立（计时）",
-    "timing_fails": "本机不成立（计时）",
+    "timing": "本机成立",
+    "timing_fails": "本机不成立",
     "missing": "本次没有构建",
     "gpu": "要在 GPU 上才能判定",
-    "cited": "论文里的数，这里不重算",
+    "cited": "",  # the badge says it: a paper's number, not recomputed
+}
+STUDY_LABEL = {  # the study reading's badge: the sign and the Chinese word (the audit's: both)
+    "same": "数字相同",
+    "precision": "机器精度内",
+    "holds": "成立",
+    "echo": "回显（不算复现）",
+    "differs": "不同",
+    LECTURE_ERROR: "讲义有误",
+    "unresolved": "无法分辨",
+    "timing": "本机成立",
+    "timing_fails": "本机不成立",
+    "missing": "未构建",
+    "gpu": "需要 GPU",
+    "cited": "引自论文",
 }
 CJK = re.compile(r"[\u3000-\u303f\u3400-\u9fff\uff00-\uffef]")
 RATE = re.compile(r"(\d+)/(\d+)（95%")
 
 
+def study_badge(o) -> str:
+    v = verdict(o)
+    return f'<span class="badge b-{v}">{html.escape(f"{SYMBOL[v]} {STUDY_LABEL[v]}")}</span>'
+
+
 def chinese_part(claim: str) -> str:
     """A ledger claim is "中文 English": the Chinese part, without the English tail (a tail
     after the last CJK character that holds at least two English words). Kept whole when the
-    cut would leave a phrase hanging on a particle ("l'Afrique 的", "k = 0 时")."""
+    cut would leave a phrase hanging on a particle ("l'Afrique 的", "k = 0 时") or inside a
+    formula or a bracket ("√(d/2)", "< 120 s")."""
     last = max((m.end() for m in CJK.finditer(claim)), default=0)
     if not last:  # no Chinese at all: nothing to keep apart
         return claim
     tail = claim[last:]
     if len(re.findall(r"[A-Za-z]{2,}", tail)) < 2:
         return claim
-    start = re.search(r"(?<![\w⟨])[A-Za-z]", tail)
-    head = (claim[:last] + tail[: start.start()]).rstrip(" ，,")
+    start = re.search(r"(?<![\w⟨(])[A-Za-z]", tail)
+    if start is None:
+        return claim
+    cut = tail[: start.start()]
+    if cut.count("(") != cut.count(")") or cut.count("（") != cut.count("）"):
+        return claim
+    head = (claim[:last] + cut).rstrip(" ，,")
     return claim if head.endswith(DANGLING) else head
 
 
 DANGLING = ("的", "时", "在", "和", "与", "对", "是", "：")
 
 
+def seed_words(seeds: list) -> str:
+    """[0, 1, 2] -> "种子 0–2"; [0, 1] -> "种子 0、1"; [0, 1, 2, 100, …, 109] -> "种子 0–2、
+    100–109": runs of three or more as a range."""
+    runs: list[list[int]] = []
+    for s in seeds:
+        if runs and s == runs[-1][-1] + 1:
+            runs[-1].append(s)
+        else:
+            runs.append([s])
+    words = [f"{r[0]}–{r[-1]}" if len(r) > 2 else "、".join(map(str, r)) for r in runs]
+    return "种子 " + "、".join(words) if seeds else ""
+
+
+STUDY_STAT = {"min": " 中最小", "max": " 中最大", "std": " 的标准差", "n_seeds": " 的个数"}
+GLOSS = re.compile(
+    r"(?<=[\u3400-\u9fff）]) (?:not met|[a-z][a-z\-]*(?: [a-z][a-z\-]*)*)(?=[\s（(：:，,；]|$)"
+)
+
+
+def study_text(text: str) -> str:
+    """A check's sentence in the study reading: the English gloss after each Chinese word left
+    out ("不都在 not every value in [1, 30] 之间" -> "不都在 [1, 30] 之间")."""
+    text = re.sub(r" (?:not every value in|not every|beyond|within) ", " ", text)
+    return GLOSS.sub("", text)
+
+
+def scope(o, stat_words: bool = True) -> str:
+    """Which seeds the shown value is of, and which statistic: "种子 0–2 平均", "种子 0",
+    "记录的种子 100–109 中最大" — so a takeaway and a table that print different numbers for
+    one quantity say why."""
+    if not o.seeds:
+        return ""
+    first = (ledger_mod._show_names(o.entry) or [*ledger_mod._selectors(o.entry)][:1])[0]
+    stat = ledger_mod._selectors(o.entry)[first].get("stat", "mean")
+    words = ("记录的" if o.protocol is not None else "") + seed_words(o.seeds)
+    if stat == "mean":
+        return words + (" 平均" if len(o.seeds) > 1 else "")
+    return words + (STUDY_STAT.get(stat, "") if stat_words else "")
+
+
 def study_ours(o) -> str:
     """Ours, as the study reading says it: a rate over the recorded seeds as "k of N seeds",
-    a value decided on the recorded seeds said to be theirs (the table above is the default
-    build's), a short value as printed, a long list never as an unlabelled tuple."""
+    a value with the seeds and the statistic it is of, a short value as printed, a long list
+    never as an unlabelled tuple."""
     for f in o.findings:
         if RECORDED_RATE in f.text and (m := RATE.search(f.text)):
             return f"记录的 {m.group(2)} 个种子里有 {m.group(1)} 个成立"
     if not o.ours:
         return ""
     n = len(o.ours.strip("()").split(", ")) if o.ours.startswith("(") else 1
-    who = "我们（记录的种子）" if o.protocol is not None else "我们"
-    if n == 1:
-        return f"{who} {o.ours}"
+    named = _named_values(o) if n <= 3 else ""
+    where = scope(o, stat_words=not named)  # a named value says its statistic itself
+    who = f"我们（{where}）" if where else "我们"
     if n <= 3:
-        return f"{who} {_named_values(o) or o.ours}"
+        return f"{who}{named or o.ours}"
     return f"{who}的 {n} 个值见审计读法"
 
 
 def _named_values(o) -> str:
-    """A short tuple of shown values, each by its name in the views' words (Chinese part):
-    "整句（宽度 4，模型 GRU + 注意力，L 32）0.743、…"; "" where a shown value is a list."""
+    """Shown values, each by its name in the views' words (Chinese only): "整句（宽度 4，模型
+    GRU + 注意力，L 32）0.743、…"; "" where a shown value is a list."""
     names = ledger_mod._show_names(o.entry)
     if not names or any(not isinstance(o.numbers.get(n), float) for n in names):
         return ""
-    labels = ledger_mod.value_labels(o.entry)
+    labels = ledger_mod.value_labels(o.entry, study=True)
     fmt = o.entry.get("fmt", ".3g")
-    return "、".join(
-        f"{chinese_part(labels[n])} {ledger_mod.fmt_values(o.numbers[n], fmt)}" for n in names
-    )
+    return "、".join(f"{labels[n]} {ledger_mod.fmt_values(o.numbers[n], fmt)}" for n in names)
 
 
 RECORDED_RATE = "记录的种子里讲义的话成立的"  # ledger.decided_on_recorded's finding
 
 
-def takeaway(o) -> str:
-    """One sentence a student reads: what the lecture says, its number and ours, and whether
-    our run supports it — which part, for a claim checked in several steps that do not all
-    hold. Generated from the verdict and the numbers, never typed."""
+def parts_word(o) -> str:
+    """A compound claim (`parts` name its check steps) that does not all hold: which part
+    holds and which fails ("部分成立：✓ 同一量级；✗ 1–30 ms")."""
+    oks = [f.ok for f in (o.detail or o.findings)]
+    parts = o.entry.get("parts")
+    if not parts or len(parts) != len(oks) or not (True in oks and False in oks):
+        return ""
+    held = list(dict.fromkeys(p for p, ok in zip(parts, oks, strict=True) if ok))
+    failed = list(dict.fromkeys(p for p, ok in zip(parts, oks, strict=True) if ok is False))
+    held = [p for p in held if p not in failed]
+    return f"部分成立：✓ {'、'.join(held)}；✗ {'、'.join(failed)}" if held else ""
+
+
+def agreement(o) -> bool:
+    return verdict(o) not in NOT_AGREEING
+
+
+def protocol_note(o) -> str:
+    """Where the default build's protocol seeds and the recorded seeds disagree: which one to
+    believe, and why."""
+    p = o.protocol
+    if p is None or verdict(p) == verdict(o) or verdict(p) in ("missing", "gpu"):
+        return ""
+    said = {"differs": "不成立", "unresolved": "定不了"}.get(verdict(p), "成立")
+    return (
+        f"默认构建的{seed_words(p.seeds)}（表中）上{said}；以记录的 {len(o.seeds)} 个种子为准："
+        "几个种子只是一个样本。"
+    )
+
+
+def pair_note(o, others: dict) -> str:
+    """A lecture sentence judged by two claims (`pair`) that disagree: which part each judges,
+    and which one decides."""
+    other = others.get(o.entry.get("pair"))
+    if other is None or agreement(other) == agreement(o):
+        return ""
+    first = f"{other.entry['section'].split('/')[0].strip()} 演示 {_demo(other.entry)}"
+    rated = [c for c in (o, other) if c.protocol is not None and c.detail]
+    decides = ""
+    if len(rated) == 1:  # the one judged seed by seed on the recorded seeds decides
+        decides = f"；以{'本条' if rated[0] is o else '那一条'}为准（它按记录的种子逐个判定）"
+    return (
+        f"讲义这句话另有一条在 {first}（{SYMBOL[verdict(other)]} {STUDY_LABEL[verdict(other)]}），"
+        f"两条判的是这句话的不同部分{decides}。"
+    )
+
+
+def takeaway(o, others: dict | None = None) -> str:
+    """One sentence a student reads: what the lecture says, its number and ours (which seeds,
+    which statistic), whether our run supports it — which part, for a compound claim — and,
+    where it does not, the likely reason (a `why` shown only while its check holds). Generated
+    from the verdict and the numbers, never typed."""
     e, v = o.entry, verdict(o)
-    word = SUPPORTS[v]
+    word = parts_word(o) or SUPPORTS[v]
     oks = [f.ok for f in o.findings]
-    if v == "differs" and True in oks and False in oks:
+    if not parts_word(o) and v == "differs" and True in oks and False in oks:
         word = f"不支持讲义（检查的 {len(oks)} 项里 {oks.count(True)} 项成立）"
     ours = study_ours(o)
+    failed = [f.text for f in o.findings if f.ok is False]
+    if v == "timing_fails" and failed and "个值见审计读法" in ours:  # our number, not the rule
+        ours = "我们：" + study_text(failed[0]).removeprefix("未满足：")
     numbers = f"讲义 {chinese_part(str(e['lecture']))}" + (f"，{ours}" if ours else "")
-    return f"{chinese_part(e['claim'])}——{numbers}：{word}。"
+    text = f"{chinese_part(e['claim'])}——{numbers}" + (f"：{word}" if word else "") + "。"
+    if o.why and not agreement(o):
+        text += f"可能的原因：{o.why}。"
+    return text + protocol_note(o) + pair_note(o, others or {})
 
 
-def claim_card(o) -> str:
+def claim_card(o, others: dict | None = None) -> str:
     e = o.entry
     esc = html.escape
     parts = [
         f'<div class="claim v-{verdict(o)}" id="{esc(e["id"])}">',
-        f'<p class="take study">{badge(o, True)} {esc(takeaway(o))}</p>',
+        f'<p class="take study">{study_badge(o)} {esc(takeaway(o, others))}</p>',
         f'<p class="head audit"><a class="cid" href="#{esc(e["id"])}">{esc(e["id"])}</a> · '
         f"@@SEC:{esc(e['section'])}@@ · {badge(o, True)}</p>",
         f'<p class="what audit">{esc(e["claim"])}</p>',
@@ -320,8 +437,9 @@ def claim_card(o) -> str:
     return "\n".join(parts)
 
 
-def claim_cards(outcomes) -> str:
-    return '<div class="claims">\n' + "\n".join(claim_card(o) for o in outcomes) + "\n</div>"
+def claim_cards(outcomes, others: dict | None = None) -> str:
+    cards = "\n".join(claim_card(o, others) for o in outcomes)
+    return '<div class="claims">\n' + cards + "\n</div>"
 
 
 def claim_ref(o, html_mode: bool) -> str:
@@ -400,6 +518,11 @@ def section_list(outcomes, number: str, html_mode: bool) -> str:
     lines = []
     for o in chosen:
         status = TIMING_BADGE if o.entry["class"] == "timing" else badge(o, html_mode)
+        if html_mode and o.entry["class"] != "timing":  # the study reading: the Chinese badge
+            status = (
+                f'<span class="study">{study_badge(o)}</span><span class="audit">{status}</span>'
+            )
+
         claim = o.entry["claim"]
         if html_mode:  # the study reading: the Chinese part; the audit reading: all of it
             claim = (
@@ -478,5 +601,7 @@ def _reading(outcomes, html_mode: bool, always: bool = False) -> str:
             groups.append(
                 f"{len(ids)} 个{LABELS[status]}" + (AUDIT_SPAN % listed if html_mode else listed)
             )
-    agree = f"{len(outcomes) - len(off)} 个和讲义一致 agree"
-    return f"：这一节的 {len(outcomes)} 个{kind}里，" + "，".join([agree, *groups]) + "。"
+    echoes = [o for o in outcomes if verdict(o) == "echo"]  # shown back: never an agreement
+    agree = f"{len(outcomes) - len(off) - len(echoes)} 个和讲义一致 agree"
+    echo = [f"{len(echoes)} 个回显讲义自己的数 shown back"] if echoes else []
+    return f"：这一节的 {len(outcomes)} 个{kind}里，" + "，".join([agree, *groups, *echo]) + "。"

@@ -113,6 +113,9 @@ ENTRY_KEYS = {
     "decide",
     "shown_as",  # {value: text}: how a coded value reads (a flag 1 shown as "nan")
     "property",  # beyond only: a property of our code (a failure is a bug), not a finding
+    "why",  # {text, check}: a likely reason shown only while its own check holds on the data
+    "parts",  # one short name per check step: a compound claim says which part holds
+    "pair",  # the id of a claim on the same lecture sentence judged another way
 }
 DECIDE_KEYS = {"recorded", "where"}  # (not "on": YAML 1.1 reads it as true)
 SELECTOR_KEYS = {"demo", "quantity", "where", "stat", "reduce"}
@@ -136,6 +139,9 @@ class Outcome:
     numbers: dict = field(default_factory=dict)  # name -> float or list of floats
     cells: list = field(default_factory=list)  # (demo, labels) of every table row it read
     protocol: "Outcome | None" = None  # decided on recorded seeds: the protocol seeds' outcome
+    seeds: list = field(default_factory=list)  # the seeds the shown values were averaged over
+    detail: list = field(default_factory=list)  # a rate's claim: its steps on all recorded seeds
+    why: str = ""  # the entry's `why` text, when its check holds on this data
 
     @property
     def agrees(self) -> bool:
@@ -181,6 +187,10 @@ def load_ledger(path) -> list[dict]:
         if entry["id"] in ids:
             raise ValueError(f"ledger entry {entry['id']!r}: id used twice")
         ids.add(entry["id"])
+    pairs = {e["id"]: e["pair"] for e in entries if "pair" in e}
+    for one, other in pairs.items():  # a pair names each other: both sentences say it
+        if pairs.get(other) != one:
+            raise ValueError(f"ledger entry {one!r}: pair {other!r} does not name it back")
     return entries
 
 
@@ -239,6 +249,15 @@ def _validate(entry: dict) -> None:
         if name not in selectors:
             raise ValueError(f"show names {name!r}, which is not one of {sorted(selectors)}")
     checks.validate(steps_of(entry), set(selectors), lecture_numbers(entry))
+    if "why" in entry:
+        why = entry["why"]
+        if not isinstance(why, dict) or set(why) != {"text", "check"}:
+            raise ValueError("why must be {text: …, check: [steps]}: a reason and when it holds")
+        checks.validate(why["check"], set(selectors), lecture_numbers(entry))
+    if "parts" in entry and len(entry["parts"]) != len(steps_of(entry)):
+        raise ValueError(
+            f"parts names {len(entry['parts'])} parts for {len(steps_of(entry))} steps"
+        )
     format(1.0, entry.get("fmt", ".3g"))  # a bad format fails here, not in the report
 
 
@@ -398,7 +417,16 @@ def decided_on_recorded(entry: dict, tables: dict, settings: dict | None = None)
     status = "unresolved" if ok is None else "holds" if ok else "differs"
     whole = evaluate_protocol(plain, {**tables, **dict.fromkeys(replaced, table)}, settings)
     return Outcome(
-        entry, status, whole.ours, [finding], whole.numbers, protocol.cells + whole.cells, protocol
+        entry,
+        status,
+        whole.ours,
+        [finding],
+        whole.numbers,
+        protocol.cells + whole.cells,
+        protocol,
+        whole.seeds,
+        whole.findings,
+        whole.why,
     )
 
 
@@ -460,7 +488,14 @@ def evaluate_protocol(entry: dict, tables: dict, settings: dict | None = None) -
     else:
         status = "timing_fails" if cls == "timing" else "differs"
     numbers = {n: scalar_or_list(v) for n, v in named.items()}
-    return Outcome(entry, status, ours, findings, numbers, cells)
+    shown_rows = [picked[n][1] for n in _show_names(entry) or [*picked][:1]]
+    seeds = sorted(
+        {s for rows in shown_rows if "seeds" in rows for s in tables_mod.table_seeds(rows)}
+    )
+    why = ""
+    if "why" in entry and checks.verdict(checks.run(entry["why"]["check"], context)):
+        why = entry["why"]["text"]
+    return Outcome(entry, status, ours, findings, numbers, cells, seeds=seeds, why=why)
 
 
 def _to_lecture(step: tuple[str, dict]) -> bool:
@@ -553,9 +588,40 @@ def _span(values: list) -> str:
     return "、".join(map(str, values))
 
 
-def value_label(selector: dict, demo) -> str:
+# the study reading names a value in Chinese only: a name the views give no Chinese for, and
+# one label name (the length of a sequence is "L" on every page of the lecture)
+STUDY_NAMES = {
+    "seq_len": "L",
+    "simulated_chance": "模拟的瞎猜",
+    "dot": "点积",
+    "sensitivity": "敏感度",
+    "ms_per_step": "每步毫秒",
+    "model": "",
+    "method": "",
+    "d_k": "d_k",
+    "d_model": "d_model",
+}
+
+
+def _study_word(text: str, token: str) -> str:
+    """A view's label as the study reading says it: its Chinese part, no English tail, no
+    table-header arrows ("起点 p ↓ 距离 k →" -> "起点 p")."""
+    from lecture17.reporting.claims import CJK, chinese_part  # claims imports this module
+
+    if token in STUDY_NAMES:
+        return STUDY_NAMES[token]
+    from lecture17.reporting.claims import study_text
+
+    text = text.split("↓")[0].strip()
+    if not CJK.search(text):
+        return text
+    return study_text(chinese_part(text))  # "距离 distance" -> "距离": the term's gloss
+
+
+def value_label(selector: dict, demo, study: bool = False) -> str:
     """What a selected value is, in the views' words: its quantity, then its labels, the seed
-    statistic and the reduction ("敏感度 sensitivity（model RNN，distance 32，种子中最小）")."""
+    statistic and the reduction ("敏感度 sensitivity（model RNN，distance 32，种子中最小）");
+    study: in Chinese only ("敏感度（RNN，距离 32）"; the seeds are said by the takeaway)."""
     names = VIEW_LABELS.get(str(selector.get("demo", demo)), {})
 
     def say(token) -> str:
@@ -565,27 +631,42 @@ def value_label(selector: dict, demo) -> str:
                 if not all(isinstance(t, str) for t in token)
                 else "、".join(say(t) for t in token)
             )
-        return names.get(str(token), str(token).replace("_", " "))
+        text = names.get(str(token), str(token).replace("_", " "))
+        return _study_word(text, str(token)) if study else text
 
     where = selector.get("where", {})
     where = where if isinstance(where, list) else [where]
-    parts = ["；".join("，".join(f"{say(k)} {say(v)}" for k, v in w.items()) for w in where if w)]
-    parts += [
-        STAT_WORDS.get(selector.get("stat", "mean"), ""),
-        REDUCE_WORDS.get(selector.get("reduce"), ""),
-    ]
+    pairs = ("，".join(f"{say(k)} {say(v)}".strip() for k, v in w.items()) for w in where if w)
+    parts = ["；".join(pairs)]
+    stat, reduce = selector.get("stat", "mean"), selector.get("reduce")
+    if study:  # the Chinese part; a reduction's "the largest of the rows" said by the stat
+        parts += [
+            STAT_WORDS.get(stat, "").split(" ")[0],
+            REDUCE_WORDS.get(reduce, "").split(" ")[0],
+        ]
+    else:
+        parts += [STAT_WORDS.get(stat, ""), REDUCE_WORDS.get(reduce, "")]
     detail = "，".join(t for t in parts if t)
     return say(selector["quantity"]) + (f"（{detail}）" if detail else "")
 
 
-def value_labels(entry: dict) -> dict[str, str]:
+def value_labels(entry: dict, study: bool = False) -> dict[str, str]:
     """name -> value_label for every value of the entry; two values that would read the same
     get their names appended (never silently merged)."""
-    labels = {n: value_label(sel, entry.get("demo")) for n, sel in _selectors(entry).items()}
+    selectors = _selectors(entry)
+    labels = {n: value_label(sel, entry.get("demo"), study) for n, sel in selectors.items()}
     seen: dict[str, int] = {}
     for label in labels.values():
         seen[label] = seen.get(label, 0) + 1
-    return {n: label if seen[label] == 1 else f"{label} [{n}]" for n, label in labels.items()}
+
+    def told_apart(n: str, label: str) -> str:
+        if seen[label] == 1:
+            return label
+        if study:  # by the demo it comes from, never by its name in the ledger
+            return f"{label}（演示 {selectors[n].get('demo', entry.get('demo'))}）"
+        return f"{label} [{n}]"
+
+    return {n: told_apart(n, label) for n, label in labels.items()}
 
 
 def _show_names(entry: dict) -> list:

@@ -32,7 +32,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 from lecture17.experiments import DEMOS
 from lecture17.pipeline import fingerprint, record
-from lecture17.pipeline.aggregate import read_tables
+from lecture17.pipeline.aggregate import read_tables, table_seeds
 from lecture17.pipeline.csvio import timing_path
 from lecture17.reporting import claims as claims_mod
 from lecture17.reporting import ledger as ledger_mod
@@ -152,6 +152,9 @@ class Report:
         title += "".join(f"（见{self.figure_ref(n, short=True)}）" for n in figures)
         if source not in self.tables:
             return [title, f"*（本次构建没有演示 {source} 的结果 not built）*"]
+        said = f"{view['title']}{view.get('note', '')}"
+        if "种子" not in said and "seed" not in said:  # which seeds a table shows, always said
+            title += f"（{self.seeds_of(source)}）"
         grid = view_grid(self.tables[source], view, self.lecture_of(source), self.html)
         grid, facts = fold(grid, view.get("fold", ()))
         lines = [title] + (["；".join(facts) + "。"] if facts and grid else [])
@@ -163,6 +166,14 @@ class Report:
         if view.get("audit"):  # evidence behind the claims, not the lecture's own table
             return [self.audit(), *lines, body, self.end_audit()]
         return [*lines, body]
+
+    def seeds_of(self, demo: str) -> str:
+        """ "种子 0–2 的平均" or "种子 0": the seeds a table's cells are of (its `seeds` column)."""
+        table = self.tables[demo]
+        if "seeds" not in table:
+            return "一次运行"
+        seeds = table_seeds(table)
+        return claims_mod.seed_words(seeds) + (" 的平均" if len(seeds) > 1 else "")
 
     def lecture_of(self, demo: str) -> dict:
         return {key: v for (d, key), v in self.lecture.items() if d == demo}
@@ -206,7 +217,13 @@ class Report:
     def claims(self, demo=None, section=None, exercises=True) -> str:
         chosen = self._choose(demo, section, exercises)
         self.shown |= {o.entry["id"] for o in chosen}
-        render = claims_mod.claim_cards if self.html else claims_mod.claims_table
+        others = {o.entry["id"]: o for o in self.outcomes}
+        if self.html:
+
+            def render(outs):
+                return claims_mod.claim_cards(outs, others)
+        else:
+            render = claims_mod.claims_table
         stable = [o for o in chosen if o.entry["class"] != "timing"]
         timing = [o for o in chosen if o.entry["class"] == "timing"]
         parts = [render(stable)] if stable else []
