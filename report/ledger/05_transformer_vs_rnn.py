@@ -248,7 +248,7 @@ def c002_script_05_under_two_minutes(v) -> Finding:
     return Finding(
         total_s < 120,
         f"{seeds} 个种子 × {len(v['runs'])} 个设置的训练 + 评估共 {total_s:,.0f} s，"
-        "须在 120 s（2 分钟）以内 seeds × settings, within 2 minutes",
+        "须在 120 s（2 分钟）以内",
     )
 
 

@@ -499,8 +499,24 @@ def test_two_claims_on_one_lecture_sentence_with_opposite_badges_say_which_decid
     mine, theirs = report_claims.takeaway(rated, others), report_claims.takeaway(rate, others)
     assert "另有一条在 §9.2 演示 05.1（✓ 成立）" in mine and "以本条为准" in mine
     assert "另有一条在 §9.4 演示 05.1（? 无法分辨）" in theirs and "以那一条为准" in theirs
+    assert "两条判的是这句话的不同部分" in mine  # no `judges`: the general words
+    rated.entry["judges"], rate.entry["judges"] = "先后", "两个步数本身"
+    mine = report_claims.takeaway(rated, others)
+    assert "本条判的是先后，那一条判的是两个步数本身；以本条为准" in mine
     rate.status = "unresolved"  # the same verdict: no sentence
     assert "另有一条" not in report_claims.takeaway(rated, others)
+
+
+def test_judges_belongs_to_a_pair_and_the_ledgers_pairs_say_what_each_judges(tmp_path):
+    entries = ledger.load_ledger(ROOT / "report" / "ledger")
+    paired = [e for e in entries if "pair" in e]
+    assert paired and all("judges" in e for e in paired)
+    (tmp_path / "x.yaml").write_text(
+        "- {id: C1, section: '§1', demo: '01.1', claim: c, lecture: '1', class: exact,"
+        " judges: part, numbers: {a: 1}, values: {a: {quantity: q}}, check: [{equal: {value: a, to: 1}}]}\n"
+    )
+    with pytest.raises(ValueError, match="`judges` says which part of a pair"):
+        ledger.load_ledger(tmp_path)
 
 
 def test_a_reason_is_shown_only_while_its_check_holds_on_the_data():

@@ -379,9 +379,12 @@ def pair_note(o, others: dict) -> str:
     decides = ""
     if len(rated) == 1:  # the one judged seed by seed on the recorded seeds decides
         decides = f"；以{'本条' if rated[0] is o else '那一条'}为准（它按记录的种子逐个判定）"
+    parts = "两条判的是这句话的不同部分"
+    if "judges" in o.entry and "judges" in other.entry:
+        parts = f"本条判的是{o.entry['judges']}，那一条判的是{other.entry['judges']}"
     return (
         f"讲义这句话另有一条在 {first}（{SYMBOL[verdict(other)]} {STUDY_LABEL[verdict(other)]}），"
-        f"两条判的是这句话的不同部分{decides}。"
+        f"{parts}{decides}。"
     )
 
 

@@ -116,6 +116,7 @@ ENTRY_KEYS = {
     "why",  # {text, check}: a likely reason shown only while its own check holds on the data
     "parts",  # one short name per check step: a compound claim says which part holds
     "pair",  # the id of a claim on the same lecture sentence judged another way
+    "judges",  # with `pair`: the part of the sentence this claim judges, in a few words
 }
 DECIDE_KEYS = {"recorded", "where"}  # (not "on": YAML 1.1 reads it as true)
 SELECTOR_KEYS = {"demo", "quantity", "where", "stat", "reduce"}
@@ -188,6 +189,9 @@ def load_ledger(path) -> list[dict]:
             raise ValueError(f"ledger entry {entry['id']!r}: id used twice")
         ids.add(entry["id"])
     pairs = {e["id"]: e["pair"] for e in entries if "pair" in e}
+    for e in entries:
+        if "judges" in e and "pair" not in e:
+            raise ValueError(f"ledger entry {e['id']!r}: `judges` says which part of a pair")
     for one, other in pairs.items():  # a pair names each other: both sentences say it
         if pairs.get(other) != one:
             raise ValueError(f"ledger entry {one!r}: pair {other!r} does not name it back")
