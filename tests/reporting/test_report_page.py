@@ -513,7 +513,8 @@ def test_judges_belongs_to_a_pair_and_the_ledgers_pairs_say_what_each_judges(tmp
     assert paired and all("judges" in e for e in paired)
     (tmp_path / "x.yaml").write_text(
         "- {id: C1, section: '§1', demo: '01.1', claim: c, lecture: '1', class: exact,"
-        " judges: part, numbers: {a: 1}, values: {a: {quantity: q}}, check: [{equal: {value: a, to: 1}}]}\n"
+        " judges: part, numbers: {a: 1}, values: {a: {quantity: q}},"
+        " check: [{equal: {value: a, to: 1}}]}\n"
     )
     with pytest.raises(ValueError, match="`judges` says which part of a pair"):
         ledger.load_ledger(tmp_path)
