@@ -61,8 +61,13 @@ def c023_roughly_3_to_4(v):
     rounded = np.round(growth)
     ok = bool(np.all((rounded >= lo) & (rounded <= hi)))
     shown = ", ".join(f"{g:.1f}" for g in growth)
+    if ok:
+        return Finding(ok, f"每次翻倍 per doubling ({shown}) 取整后都在 {lo:g}–{hi:g} 倍")
+    outside = ", ".join(
+        f"{g:.1f}" for g, r in zip(growth, rounded, strict=True) if not lo <= r <= hi
+    )
     return Finding(
-        ok, f"每次翻倍 per doubling ({shown}) 取整后都在 {lo:g}–{hi:g} 倍 round to {lo:g}–{hi:g}"
+        ok, f"每次翻倍 per doubling ({shown})：{outside} 取整后不在 {lo:g}–{hi:g} 倍之内"
     )
 
 

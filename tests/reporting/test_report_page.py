@@ -491,6 +491,21 @@ def test_where_the_protocol_seeds_and_the_recorded_seeds_disagree_one_sentence_s
     assert "以记录的" not in report_claims.takeaway(o)
 
 
+def test_where_the_protocol_seeds_fail_the_note_says_what_failed_without_the_tolerance_recipe():
+    o = seeded("holds", list(range(100, 110)))
+    o.protocol = seeded("differs", [0])
+    o.protocol.findings = [
+        ledger.checks.Finding(True, "先成立的一步"),
+        ledger.checks.Finding(
+            False, "平均熵 = 0.09 离讲义 0.11 差 0.019，容差 0.005（半个末位 + 4 SE）：超出容差"
+        ),
+    ]
+    text = report_claims.takeaway(o)
+    assert "上不成立（平均熵 = 0.09 离讲义 0.11 差 0.019，容差 0.005：超出容差）" in text
+    o.protocol.findings = [ledger.checks.Finding(False, "未满足：后面的位置在 0.64–0.78 内")]
+    assert "上不成立（未满足：后面的位置在 0.64–0.78 内）" in report_claims.takeaway(o)
+
+
 def test_two_claims_on_one_lecture_sentence_with_opposite_badges_say_which_decides():
     rated = seeded("unresolved", list(range(100, 110)), id="C1", pair="C2", section="§9.4")
     rated.protocol, rated.detail = seeded("differs", [0]), [ledger.checks.Finding(None, "x")]
@@ -539,8 +554,29 @@ def test_a_reason_is_shown_only_while_its_check_holds_on_the_data():
 def test_every_differs_the_reviewer_found_without_a_reason_has_one():
     entries = ledger.load_ledger(ROOT / "report" / "ledger")
     ids = {"C004", "C005", "C039", "C040", "C042", "C087", "L17-B7.5a", "L17-B7.5b", "C107"}
-    ids |= {"C108", "C113", "C114", "L17-R9.2c"}
+    ids |= {"C108", "C113", "C114", "L17-R9.2c", "C023", "C123", "L17-06.8a", "L17-06.8b"}
     assert ids <= {e["id"] for e in entries if "why" in e}
+
+
+def test_a_claim_beyond_the_lecture_is_never_said_to_contradict_the_lecture():
+    o = outcome("differs", **{"class": "beyond", "demo": "06.7"})
+    text = report_claims.takeaway(o)
+    assert "不支持讲义" not in text and "在我们这里不成立（讲义只是提到，没有测）" in text
+    o.findings = [ledger.checks.Finding(True, "a"), ledger.checks.Finding(False, "b")]
+    assert "在我们这里不成立（检查的 2 项里 1 项成立）" in report_claims.takeaway(o)
+    o = outcome("differs", **{"class": "seeded", "demo": "05.1"})
+    assert "不支持讲义" in report_claims.takeaway(o)  # the lecture's own claim keeps its word
+
+
+def test_an_unresolved_rate_says_how_many_more_seeds_would_decide():
+    o = seeded("unresolved", list(range(100, 110)))
+    o.findings = [ledger.checks.Finding(None, "区间跨过 0.5：按这个比率再要约 12 个种子 about 12")]
+    assert "再要约 12 个种子才能判断" in report_claims.takeaway(o)
+    o.findings = [ledger.checks.Finding(None, "区间跨过 0.5：更多种子才能判断")]
+    assert "再要约" not in report_claims.takeaway(o)  # no number given: none invented
+    o.status = "holds"
+    o.findings = [ledger.checks.Finding(True, "再要约 12 个种子")]
+    assert "才能判断" not in report_claims.takeaway(o)
 
 
 def test_a_failed_timing_shows_our_number_not_the_rule():

@@ -355,6 +355,9 @@ def agreement(o) -> bool:
     return verdict(o) not in NOT_AGREEING
 
 
+TOLERANCE_WORDS = re.compile(r"（半个末位[^）]*）")  # how a tolerance is made: the audit's
+
+
 def protocol_note(o) -> str:
     """Where the default build's protocol seeds and the recorded seeds disagree: which one to
     believe, and why."""
@@ -362,6 +365,10 @@ def protocol_note(o) -> str:
     if p is None or verdict(p) == verdict(o) or verdict(p) in ("missing", "gpu"):
         return ""
     said = {"differs": "不成立", "unresolved": "定不了"}.get(verdict(p), "成立")
+    failed = [f.text for f in p.findings if f.ok is False and f.text]
+    if failed and verdict(p) == "differs":  # why, where the table alone seems to say it holds
+        why = TOLERANCE_WORDS.sub("", study_text(failed[0]))  # "未满足：" kept: a rule, not a fact
+        said += f"（{why}）"
     return (
         f"默认构建的{seed_words(p.seeds)}（表中）上{said}；以记录的 {len(o.seeds)} 个种子为准："
         "几个种子只是一个样本。"
@@ -388,16 +395,33 @@ def pair_note(o, others: dict) -> str:
     )
 
 
+BEYOND_WORDS = {  # a claim beyond the lecture: ours to test, not the lecture's to lose
+    "holds": "在我们这里成立（讲义没有测）",
+    "differs": "在我们这里不成立（讲义只是提到，没有测）",
+}
+MORE_SEEDS = re.compile(r"再要约 (\d+) 个种子")
+
+
+def seeds_that_would_decide(o) -> int | None:
+    """An unresolved rate's "about k more seeds would decide" (reporting.rates), if it says one."""
+    for finding in [*o.findings, *(o.detail or [])]:
+        if found := MORE_SEEDS.search(finding.text or ""):
+            return int(found.group(1))
+    return None
+
+
 def takeaway(o, others: dict | None = None) -> str:
     """One sentence a student reads: what the lecture says, its number and ours (which seeds,
     which statistic), whether our run supports it — which part, for a compound claim — and,
     where it does not, the likely reason (a `why` shown only while its check holds). Generated
     from the verdict and the numbers, never typed."""
     e, v = o.entry, verdict(o)
-    word = parts_word(o) or SUPPORTS[v]
+    beyond = e.get("class") == "beyond"  # the lecture states or names it, never measures it
+    word = parts_word(o) or (BEYOND_WORDS.get(v) if beyond else None) or SUPPORTS[v]
     oks = [f.ok for f in o.findings]
     if not parts_word(o) and v == "differs" and True in oks and False in oks:
-        word = f"不支持讲义（检查的 {len(oks)} 项里 {oks.count(True)} 项成立）"
+        said = "在我们这里不成立" if beyond else "不支持讲义"
+        word = f"{said}（检查的 {len(oks)} 项里 {oks.count(True)} 项成立）"
     ours = study_ours(o)
     failed = [f.text for f in o.findings if f.ok is False]
     if v == "timing_fails" and failed and "个值见审计读法" in ours:  # our number, not the rule
@@ -406,6 +430,8 @@ def takeaway(o, others: dict | None = None) -> str:
     text = f"{chinese_part(e['claim'])}——{numbers}" + (f"：{word}" if word else "") + "。"
     if o.why and not agreement(o):
         text += f"可能的原因：{o.why}。"
+    if v == "unresolved" and (more := seeds_that_would_decide(o)):
+        text += f"按记录的种子里的比率，再要约 {more} 个种子才能判断。"
     return text + protocol_note(o) + pair_note(o, others or {})
 
 
