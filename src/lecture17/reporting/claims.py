@@ -368,10 +368,11 @@ def protocol_note(o) -> str:
     failed = [f.text for f in p.findings if f.ok is False and f.text]
     if failed and verdict(p) == "differs":  # why, where the table alone seems to say it holds
         why = TOLERANCE_WORDS.sub("", study_text(failed[0]))  # "未满足：" kept: a rule, not a fact
+        if "离讲义" in why:  # a number off the lecture's: by how much (the value is in the table)
+            why = "离讲义" + why.split("离讲义", 1)[1].removesuffix("：超出容差")
         said += f"（{why}）"
     return (
-        f"默认构建的{seed_words(p.seeds)}（表中）上{said}；以记录的 {len(o.seeds)} 个种子为准："
-        "几个种子只是一个样本。"
+        f"默认构建的{seed_words(p.seeds)}（表中）上{said}；以记录的 {len(o.seeds)} 个种子为准。"
     )
 
 
@@ -431,7 +432,7 @@ def takeaway(o, others: dict | None = None) -> str:
     if o.why and not agreement(o):
         text += f"可能的原因：{o.why}。"
     if v == "unresolved" and (more := seeds_that_would_decide(o)):
-        text += f"按记录的种子里的比率，再要约 {more} 个种子才能判断。"
+        text += f"再要约 {more} 个种子才能判断。"
     return text + protocol_note(o) + pair_note(o, others or {})
 
 
