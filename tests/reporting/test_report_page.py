@@ -606,6 +606,9 @@ def test_the_study_reading_names_values_in_chinese_with_one_label_for_the_length
                 e["id"],
                 label,
             )
+            assert not re.search(r"种子中(最小|最大)，其中\1", label), (e["id"], label)
+    both = {"quantity": "sensitivity", "stat": "min", "reduce": "min"}
+    assert ledger.value_label(both, "01.4", study=True).endswith("种子和各项中最小）")
 
 
 def test_echoes_are_counted_apart_from_agreeing_claims_in_a_section_note():

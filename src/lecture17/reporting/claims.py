@@ -371,9 +371,7 @@ def protocol_note(o) -> str:
         if "离讲义" in why:  # a number off the lecture's: by how much (the value is in the table)
             why = "离讲义" + why.split("离讲义", 1)[1].removesuffix("：超出容差")
         said += f"（{why}）"
-    return (
-        f"默认构建的{seed_words(p.seeds)}（表中）上{said}；以记录的 {len(o.seeds)} 个种子为准。"
-    )
+    return f"默认构建的{seed_words(p.seeds)}（表中）上{said}；以记录的 {len(o.seeds)} 个种子为准。"
 
 
 def pair_note(o, others: dict) -> str:

@@ -643,7 +643,9 @@ def value_label(selector: dict, demo, study: bool = False) -> str:
     pairs = ("，".join(f"{say(k)} {say(v)}".strip() for k, v in w.items()) for w in where if w)
     parts = ["；".join(pairs)]
     stat, reduce = selector.get("stat", "mean"), selector.get("reduce")
-    if study:  # the Chinese part; a reduction's "the largest of the rows" said by the stat
+    if study and stat == reduce and stat in ("min", "max"):  # one extreme, said once
+        parts += [f"种子和各项中{'最小' if stat == 'min' else '最大'}"]
+    elif study:  # the Chinese part; a reduction's "the largest of the rows" said by the stat
         parts += [
             STAT_WORDS.get(stat, "").split(" ")[0],
             REDUCE_WORDS.get(reduce, "").split(" ")[0],
