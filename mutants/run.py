@@ -155,6 +155,9 @@ class Build:
             env["PYTHONPATH"] += f"{os.pathsep}{self.folder / 'mutants' / 'trace'}"
             env["LECTURE17_TRACE_SRC"] = str(self.folder / "src" / "lecture17")
             env["LECTURE17_TRACE_DIR"] = str(self.folder / TRACE)
+            # the hook starts with the interpreter and writes at exit: each job its own process
+            # (a warm-started job is forked from a server, lecture17/pipeline/warm.py)
+            env["LECTURE17_WARM"] = "0"
         for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
             env[name] = "1"
         return env

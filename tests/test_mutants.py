@@ -167,6 +167,15 @@ def test_unreached_jobs_keep_the_controls_csvs(tmp_path):
     assert run.job_files(kept)[2] == "benchmarks/pe_ablation/03.5/variant=none/seed0.tsv"
 
 
+def test_a_traced_build_runs_its_jobs_cold_and_an_untraced_one_may_run_warm(tmp_path):
+    """The tracer is a sitecustomize that writes at exit: a job forked from a warm-start server
+    would run neither (lecture17/pipeline/warm.py), so the control would have no traces."""
+    assert run.Build(tmp_path, 1).environment()["LECTURE17_WARM"] == "0"
+    assert "LECTURE17_WARM" not in run.Build(tmp_path, 1, trace=False).environment() or (
+        os.environ.get("LECTURE17_WARM") == "0"
+    )
+
+
 def test_a_job_without_a_trace_fails_loudly(tmp_path):
     (tmp_path / "results").mkdir()
     with pytest.raises(RuntimeError, match="no trace of 1 jobs"):

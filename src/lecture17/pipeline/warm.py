@@ -29,7 +29,10 @@ its temporary files), so a killed job never writes a CSV later.
 What changes: Snakemake's `benchmark:` measures the job's own processes, i.e. the client. A warm
 job's `max_rss` and `cpu_time` are the client's (~10 MB, ~0 s); the child's own CPU seconds
 and peak memory are the last line of the job's log (`warm start: …`), which bench/build_profile.py
-reads. Turn it off with `LECTURE17_WARM=0` (e.g. to measure a job's memory in its benchmark).
+reads. A warm child also starts no interpreter of its own: a `sitecustomize` on the jobs' path
+runs once, in the server, and the child leaves by `os._exit`, running no `atexit` handler (the
+jobs register none; the mutants' call tracer, which does both, builds cold). Turn it off with
+`LECTURE17_WARM=0` (e.g. to measure a job's memory in its benchmark, or to trace its calls).
 
 Long on purpose: the client and the server speak one small protocol (a request with three file
 descriptors; "refused …" or "child <pid>", then "status <code>"), easier to check in one file.
