@@ -32,10 +32,12 @@ include: "workflow/rules/report.smk"
 #
 # A local build also starts a warm-start server (lecture17/pipeline/warm.py): its jobs fork from
 # a process that has imported torch and pandas once, instead of each importing them (2–3.5 s a
-# job; results byte-identical). LECTURE17_WARM=0 turns it off.
+# job; results byte-identical). LECTURE17_WARM=0 turns it off. Not for a GPU build: CUDA, once
+# initialised in a process, cannot be used in its forked children.
 onstart:
     if workflow.local_exec:
         workflow.scheduler.job_rate_limiter = None
+    if workflow.local_exec and config["device"] == "cpu":
         WARM_SERVER.append(warm.start_server(JOB_ENV, Path("logs/warm-start.log")))
 
 

@@ -226,3 +226,19 @@ def test_the_preload_skips_what_is_not_installed_and_refuses_threads(tmp_path):
     )
     assert done.stdout == "preloaded\n", done.stderr
     assert "RuntimeError: 2 threads after the imports" in done.stderr
+
+
+@pytest.mark.slow
+def test_a_gpu_build_starts_no_server(tmp_path):
+    """CUDA cannot be used in a forked child of a process that initialised it: a `device:
+    cuda` build runs its jobs cold (here its CPU-only jobs, on a machine without a GPU)."""
+    import yaml
+
+    work = checkout(tmp_path / "gpu")
+    config = yaml.safe_load((work / "faults.yaml").read_text())
+    (work / "faults.yaml").write_text(yaml.safe_dump({**config, "device": "cuda"}))
+    build(work)
+    for run in RUNS:
+        job_log = work / "logs" / Path(run).relative_to("results").with_suffix(".log")
+        assert job_log.read_text() and "warm start" not in job_log.read_text()
+    assert not (work / "logs/warm-start.log").exists()
