@@ -212,10 +212,10 @@ def _watch_client(conn: socket.socket) -> None:
     os._exit(128 + signal.SIGKILL)
 
 
-def _child(conn: socket.socket, request: dict, fds: list[int], inherited: list) -> None:
+def _child(conn: socket.socket, request: dict, fds: list[int], inherited: list[int]) -> None:
     """The forked child: become the job (its fds, directory, environment, argv), run, exit."""
-    for thing in inherited:  # the server's listening socket, other jobs' connections
-        thing.close()
+    for fd in inherited:  # the server's listening socket, other jobs' connections and pidfds
+        os.close(fd)
     for target, fd in enumerate(fds):
         os.dup2(fd, target)
         os.close(fd)
@@ -294,8 +294,8 @@ class Server:
             conn.sendall(f"refused {reason}\n".encode())
             conn.close()
             return
-        inherited = [self.listener] + [c for _, c in self.children.values()]
-        inherited += [_PidFd(fd) for fd in self.children]
+        inherited = [self.listener.fileno(), *self.children]  # pidfds
+        inherited += [c.fileno() for _, c in self.children.values()]
         sys.stdout.flush()
         sys.stderr.flush()
         pid = os.fork()
@@ -337,16 +337,6 @@ class Server:
             if os.getppid() != self.parent:  # the build is gone (killed): serve no more
                 self.stop()
         return 0
-
-
-class _PidFd:
-    """A pidfd as something a child closes."""
-
-    def __init__(self, fd: int):
-        self.fd = fd
-
-    def close(self) -> None:
-        os.close(self.fd)
 
 
 def start_server(job_env: dict, log: Path) -> subprocess.Popen | None:
