@@ -487,7 +487,9 @@ def prepare(mutant: Mutant, control_dir: Path, work: Path, cores: int) -> tuple:
     shutil.rmtree(folder, ignore_errors=True)
     shutil.copytree(control_dir, folder, symlinks=True)
     apply(mutant, folder)
-    build = Build(folder, cores)
+    # untraced: which jobs a mutant reaches is read from the control's traces (copied above),
+    # so its own jobs may run warm (lecture17/pipeline/warm.py)
+    build = Build(folder, cores, trace=False)
     lecture, recorded = run_csvs(demos_of(build), False), run_csvs(demos_of(build), True)
     rerun = keep_unreached(folder, mutant, lecture + recorded)
     return build, [r for r in rerun if r in lecture], [r for r in rerun if r in recorded]

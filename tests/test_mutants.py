@@ -176,6 +176,20 @@ def test_a_traced_build_runs_its_jobs_cold_and_an_untraced_one_may_run_warm(tmp_
     )
 
 
+def test_a_mutants_copy_reads_the_controls_traces_and_runs_untraced(tmp_path, monkeypatch):
+    """Which jobs a mutant reaches comes from the control's traces, copied with it; its own
+    build needs none, so its jobs may start warm (a traced build would run them cold)."""
+    control, work = tmp_path / "control", tmp_path / "work"
+    (control / "results").mkdir(parents=True)
+    monkeypatch.setattr(run, "apply", lambda mutant, folder: None)
+    monkeypatch.setattr(run, "demos_of", lambda build: {})
+    seen = []
+    monkeypatch.setattr(run, "keep_unreached", lambda folder, m, runs: seen.append(folder) or [])
+    build, lecture, recorded = run.prepare(MUTANTS["warmup_never_caps"], control, work, 1)
+    assert seen == [work / "mutant-warmup_never_caps"] and build.folder == seen[0]
+    assert not build.trace and (lecture, recorded) == ([], [])
+
+
 def test_a_job_without_a_trace_fails_loudly(tmp_path):
     (tmp_path / "results").mkdir()
     with pytest.raises(RuntimeError, match="no trace of 1 jobs"):
