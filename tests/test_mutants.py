@@ -125,6 +125,22 @@ def test_the_protocol_keeps_analytic_demos_and_reduces_trained_ones():
     assert full["demos"]["07.1"]["settings"]["train"]["steps"] == spec_steps(full, "02.3")
 
 
+def test_every_trained_demo_is_reduced_and_a_reading_demo_trains_like_the_one_it_reads():
+    """A trained or recorded demo added to the config must join the reduced protocol (else a
+    campaign trains it in full, or the build refuses it: 06.6 reads 05.1's kept models)."""
+    from lecture17.experiments import DEMOS
+
+    full = yaml.safe_load((ROOT / "config" / "config.yaml").read_text(encoding="utf-8"))
+    reduced = protocol.load()["demos"]
+    for demo, spec in reduced.items():
+        if "train" in spec.get("settings", {}):
+            assert spec["settings"]["train"]["steps"] < spec_steps(full, demo), demo
+        if source := DEMOS[demo].reads_models:
+            assert spec["settings"]["train"] == reduced[source]["settings"]["train"], demo
+        if DEMOS[demo].kind == "recorded" and demo != "08.1":
+            assert len(spec["seeds"]) <= 2, demo
+
+
 def spec_steps(config, demo):
     return config["demos"][demo]["settings"]["train"]["steps"]
 
