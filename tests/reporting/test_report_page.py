@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 
 import matplotlib
+import pandas as pd
 import pytest
 import yaml
 from conftest import ROOT
@@ -214,10 +215,31 @@ def test_a_takeaway_says_whether_our_run_supports_the_lecture_and_which_part():
     assert "不支持讲义（检查的 2 项里 1 项成立）" in report_claims.takeaway(o)
     o.findings = [ledger.checks.Finding(False, "记录的种子里讲义的话成立的: 2/10（95% 区间 …")]
     assert "记录的 10 个种子里有 2 个成立" in report_claims.takeaway(o)
-    o.findings, o.ours = [], "(1, 2, 3, 4, 5)"
-    assert "5 个值见审计读法" in report_claims.takeaway(
-        o
-    ) and "(1, 2" not in report_claims.takeaway(o)
+    o.findings, o.ours, o.seeds = [], "(1, 2, 3, 4, 5)", [0, 1, 2]
+    o.entry["value"] = {"quantity": "q", "demo": "02.1"}
+    long = report_claims.takeaway(o)  # a long list: which seeds, its values left to the table
+    assert "我们按种子 0–2 平均" in long and "(1, 2" not in long and "审计" not in long
+
+
+def test_a_seed_free_demo_names_no_seed_and_its_numbers_are_the_same_for_every_seed():
+    """The registry's `seed_free` demos: seeds 0 and 1 give the same rows (timings aside), and
+    neither a takeaway nor a table title names a seed for them; a seeded demo's still do."""
+    from lecture17.experiments import DEMOS
+    from lecture17.pipeline.job import run_demo
+
+    config = yaml.safe_load((ROOT / "config" / "config.yaml").read_text(encoding="utf-8"))
+    free = [d for d in DEMOS.values() if d.seed_free]
+    assert {d.id for d in free} >= {"01.1", "03.1"}
+    for demo in free:
+        settings = config["demos"][demo.id]["settings"]
+        rows = [run_demo(demo.id, settings, seed) for seed in (0, 1)]
+        rows = [r[~r["quantity"].isin(demo.timings)].drop(columns="seed") for r in rows]
+        pd.testing.assert_frame_equal(*(r.reset_index(drop=True) for r in rows), obj=demo.id)
+    o = outcome("same", demo="03.1", value={"quantity": "q"})
+    o.ours, o.seeds = "(1, 2)", [0]
+    assert "种子" not in report_claims.takeaway(o)
+    o.entry["demo"] = "02.1"
+    assert "我们（种子 0）" in report_claims.takeaway(o)
 
 
 def test_a_short_tuple_in_a_takeaway_names_each_value():
@@ -592,7 +614,17 @@ def test_a_failed_timing_shows_our_number_not_the_rule():
 def test_a_compound_claim_says_which_part_holds_and_which_fails():
     o = outcome("timing_fails", **{"class": "timing", "parts": ["1–30 ms", "同一量级", "同一量级"]})
     o.findings = [ledger.checks.Finding(ok, "f") for ok in (False, True, True)]
-    assert "部分成立：✓ 同一量级；✗ 1–30 ms" in report_claims.takeaway(o)
+    assert "部分成立（✓ 同一量级；✗ 1–30 ms）" in report_claims.takeaway(o)
+    # the study reading's badge says "partly" where a part holds; the audit keeps "differs"
+    o = outcome("differs", **{"class": "seeded", "parts": ["趋势", "数值"]})
+    o.findings = [ledger.checks.Finding(ok, "f") for ok in (True, False)]
+    assert "◐ 部分成立" in report_claims.study_badge(o) and 'class="claim v-partly"' in (
+        report_claims.claim_card(o)
+    )
+    assert "✗" in report_claims.badge(o, html_mode=True)
+    assert "部分支持讲义（1 条）" in report_claims.problems_short([o])
+    o.findings = [ledger.checks.Finding(False, "f") for _ in range(2)]  # no part holds
+    assert "✗ 不同" in report_claims.study_badge(o)
     parts = {e["id"]: e.get("parts") for e in ledger.load_ledger(ROOT / "report" / "ledger")}
     assert parts["C122"] and parts["C005"] and parts["C113"]
 
@@ -676,5 +708,7 @@ def test_the_study_reading_has_no_machinery_and_no_orphaned_heading(reference_pa
     text, headings = study_text(reference_page)
     for machinery in ("report/", "config/", "snakemake", "python -m", "Wilson", "pre-registered"):
         assert machinery not in text, machinery
+    # one id system for students (§, 代码 NN 演示 k): no claim ids, no rulebook rules
+    assert re.findall(r"\bC\d{3}\b|\bL17-[\w.–]+|\bR\d{1,2}\b|运行之前", text) == []
     assert [h for h in headings if "更多种子" in h or "Failed seeds" in h] == []
     assert "§10.4" in text and "分块的注意力" in text  # §10.4 has its takeaway

@@ -54,6 +54,9 @@ class Demo:
     the default build runs none of its jobs; its seeds are those of the recorded demos that
     extend it (07.9, 09.1), run by `make robustness`. Its entry holds the protocol (the
     config's settings and grid), the § its claims stand under, and `python -m lecture17 run`.
+    seed_free: its numbers, timings aside, do not depend on the seed (the lecture's own inputs,
+    formulas, fixed inputs): the report names no seed for its tables and values (tested: seeds
+    0 and 1 give the same rows).
     alone: a timing is what the demo is for (01.5, 05.4, 06.1, 06.2): its jobs take every core
     of the build (Snakemake `threads`; each still computes on one thread), so no other job
     shares the machine while it is timed. A training demo that also records its step time
@@ -74,6 +77,7 @@ class Demo:
     keeps_models: bool = False  # its jobs write <out stem>.models.pt (kept_models)
     reads_models: str = ""  # the demo whose kept models it reads, job by job
     study: bool = False  # not in the default build: its recorded demos carry its seeds
+    seed_free: bool = False  # its numbers (timings aside) are the same for every seed
 
     def __post_init__(self):
         if self.kind not in KINDS:
@@ -120,7 +124,7 @@ SCRIPTS = {
 _STEP_TIMES = ("ms_per_step",)
 _REGISTRY = [
     # 01 self-attention (§1–§3)
-    Demo("01.1", "self_attention.jane_example", "§2.3", "Jane"),
+    Demo("01.1", "self_attention.jane_example", "§2.3", "Jane", seed_free=True),
     Demo("01.2", "self_attention.loop_vs_matrix", "§3.1", "循环 vs 矩阵"),
     Demo("01.3", "self_attention.permutation_equivariance", "§3.2", "置换等变"),
     Demo("01.4", "self_attention.path_length", "§1.2", "路径长度"),
@@ -131,6 +135,7 @@ _REGISTRY = [
         "计算量",
         timings=("ms_per_layer", "ms_growth_per_doubling"),
         alone=True,
+        seed_free=True,
     ),
     # 02 scaling and multi-head attention (§4–§5)
     Demo("02.1", "scaling_multihead.dot_product_variance", "§4.2", "方差"),
@@ -146,10 +151,10 @@ _REGISTRY = [
     Demo("02.4", "scaling_multihead.multihead_vs_torch", "§5.4", "多头 = PyTorch"),
     Demo("02.5", "scaling_multihead.one_head_vs_three", "§5.1", "一个头 vs 三个头"),
     # 03 positional encoding (§6)
-    Demo("03.1", "positional_encoding.wavelengths", "§6.2", "波长"),
-    Demo("03.2", "positional_encoding.relative_shift", "§6.3", "M_k"),
-    Demo("03.3", "positional_encoding.pe_dot_products", "§6.3", "点积"),
-    Demo("03.4", "positional_encoding.previous_token_head", "§6.4", "前一个词"),
+    Demo("03.1", "positional_encoding.wavelengths", "§6.2", "波长", seed_free=True),
+    Demo("03.2", "positional_encoding.relative_shift", "§6.3", "M_k", seed_free=True),
+    Demo("03.3", "positional_encoding.pe_dot_products", "§6.3", "点积", seed_free=True),
+    Demo("03.4", "positional_encoding.previous_token_head", "§6.4", "前一个词", seed_free=True),
     Demo(
         "03.5",
         "positional_encoding.pe_ablation",
@@ -222,6 +227,7 @@ _REGISTRY = [
         "KV cache",
         timings=("ms", "ms_ratio_uncached_over_cached"),
         alone=True,
+        seed_free=True,
     ),
     Demo(
         "06.3",

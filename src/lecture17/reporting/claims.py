@@ -19,6 +19,7 @@ import re
 
 import pandas as pd
 
+from lecture17.experiments import DEMOS
 from lecture17.reporting import ledger as ledger_mod
 from lecture17.reporting.views import markdown_table
 
@@ -237,8 +238,18 @@ CJK = re.compile(r"[\u3000-\u303f\u3400-\u9fff\uff00-\uffef]")
 RATE = re.compile(r"(\d+)/(\d+)（95%")
 
 
+PARTLY = "partly"  # the study reading's badge for a compound claim whose lesson partly holds
+SYMBOL[PARTLY], STUDY_LABEL[PARTLY], SUPPORTS[PARTLY] = "◐", "部分成立", "部分支持讲义"
+
+
+def study_verdict(o) -> str:
+    """The study reading's verdict: the page's, except that a compound claim (`parts`) with a
+    part that holds and one that fails is "partly" (the audit reading keeps "differs")."""
+    return PARTLY if verdict(o) == "differs" and parts_word(o) else verdict(o)
+
+
 def study_badge(o) -> str:
-    v = verdict(o)
+    v = study_verdict(o)
     return f'<span class="badge b-{v}">{html.escape(f"{SYMBOL[v]} {STUDY_LABEL[v]}")}</span>'
 
 
@@ -296,7 +307,7 @@ def scope(o, stat_words: bool = True) -> str:
     """Which seeds the shown value is of, and which statistic: "种子 0–2 平均", "种子 0",
     "记录的种子 100–109 中最大" — so a takeaway and a table that print different numbers for
     one quantity say why."""
-    if not o.seeds:
+    if not o.seeds or getattr(DEMOS.get(_demo(o.entry)), "seed_free", False):
         return ""
     first = (ledger_mod._show_names(o.entry) or [*ledger_mod._selectors(o.entry)][:1])[0]
     stat = ledger_mod._selectors(o.entry)[first].get("stat", "mean")
@@ -309,7 +320,8 @@ def scope(o, stat_words: bool = True) -> str:
 def study_ours(o) -> str:
     """Ours, as the study reading says it: a rate over the recorded seeds as "k of N seeds",
     a value with the seeds and the statistic it is of, a short value as printed, a long list
-    never as an unlabelled tuple."""
+    never as an unlabelled tuple (only which seeds: its values are in the section's table and
+    the audit reading's check)."""
     for f in o.findings:
         if RECORDED_RATE in f.text and (m := RATE.search(f.text)):
             return f"记录的 {m.group(2)} 个种子里有 {m.group(1)} 个成立"
@@ -321,7 +333,7 @@ def study_ours(o) -> str:
     who = f"我们（{where}）" if where else "我们"
     if n <= 3:
         return f"{who}{named or o.ours}"
-    return f"{who}的 {n} 个值见审计读法"
+    return f"我们按{where}" if where else ""  # a long list: the table shows it, the audit lists it
 
 
 def _named_values(o) -> str:
@@ -340,7 +352,7 @@ RECORDED_RATE = "记录的种子里讲义的话成立的"  # ledger.decided_on_r
 
 def parts_word(o) -> str:
     """A compound claim (`parts` name its check steps) that does not all hold: which part
-    holds and which fails ("部分成立：✓ 同一量级；✗ 1–30 ms")."""
+    holds and which fails ("部分成立（✓ 同一量级；✗ 1–30 ms）")."""
     oks = [f.ok for f in (o.detail or o.findings)]
     parts = o.entry.get("parts")
     if not parts or len(parts) != len(oks) or not (True in oks and False in oks):
@@ -348,7 +360,7 @@ def parts_word(o) -> str:
     held = list(dict.fromkeys(p for p, ok in zip(parts, oks, strict=True) if ok))
     failed = list(dict.fromkeys(p for p, ok in zip(parts, oks, strict=True) if ok is False))
     held = [p for p in held if p not in failed]
-    return f"部分成立：✓ {'、'.join(held)}；✗ {'、'.join(failed)}" if held else ""
+    return f"部分成立（✓ {'、'.join(held)}；✗ {'、'.join(failed)}）" if held else ""
 
 
 def agreement(o) -> bool:
@@ -423,7 +435,7 @@ def takeaway(o, others: dict | None = None) -> str:
         word = f"{said}（检查的 {len(oks)} 项里 {oks.count(True)} 项成立）"
     ours = study_ours(o)
     failed = [f.text for f in o.findings if f.ok is False]
-    if v == "timing_fails" and failed and "个值见审计读法" in ours:  # our number, not the rule
+    if v == "timing_fails" and failed and (not ours or ours.startswith("我们按")):  # our number
         ours = "我们：" + study_text(failed[0]).removeprefix("未满足：")
     numbers = f"讲义 {chinese_part(str(e['lecture']))}" + (f"，{ours}" if ours else "")
     text = f"{chinese_part(e['claim'])}——{numbers}" + (f"：{word}" if word else "") + "。"
@@ -438,7 +450,7 @@ def claim_card(o, others: dict | None = None) -> str:
     e = o.entry
     esc = html.escape
     parts = [
-        f'<div class="claim v-{verdict(o)}" id="{esc(e["id"])}">',
+        f'<div class="claim v-{study_verdict(o)}" id="{esc(e["id"])}">',
         f'<p class="take study">{study_badge(o)} {esc(takeaway(o, others))}</p>',
         f'<p class="head audit"><a class="cid" href="#{esc(e["id"])}">{esc(e["id"])}</a> · '
         f"@@SEC:{esc(e['section'])}@@ · {badge(o, True)}</p>",
@@ -520,8 +532,8 @@ def problems_short(outcomes) -> str:
     """The study reading's overview (HTML): per status that does not agree, how many and which
     — each by its section and what the lecture says, linked to its section."""
     parts = []
-    for status in NOT_AGREEING:
-        chosen = [o for o in outcomes if verdict(o) == status]
+    for status in (NOT_AGREEING[0], PARTLY, *NOT_AGREEING[1:]):
+        chosen = [o for o in outcomes if study_verdict(o) == status]
         if chosen:
             items = "；".join(
                 f"{section_ref(o.entry['section'], True)} {chinese_part(o.entry['claim'])}"

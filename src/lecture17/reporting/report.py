@@ -153,8 +153,8 @@ class Report:
         if source not in self.tables:
             return [title, f"*（本次构建没有演示 {source} 的结果 not built）*"]
         said = f"{view['title']}{view.get('note', '')}"
-        if "种子" not in said and "seed" not in said:  # which seeds a table shows, always said
-            title += f"（{self.seeds_of(source)}）"
+        if "种子" not in said and "seed" not in said and (seeds := self.seeds_of(source)):
+            title += f"（{seeds}）"  # which seeds a table shows, said unless none matters
         grid = view_grid(self.tables[source], view, self.lecture_of(source), self.html)
         grid, facts = fold(grid, view.get("fold", ()))
         lines = [title] + (["；".join(facts) + "。"] if facts and grid else [])
@@ -168,7 +168,10 @@ class Report:
         return [*lines, body]
 
     def seeds_of(self, demo: str) -> str:
-        """ "种子 0–2 的平均" or "种子 0": the seeds a table's cells are of (its `seeds` column)."""
+        """ "种子 0–2 的平均" or "种子 0": the seeds a table's cells are of (its `seeds` column);
+        "" for a demo whose numbers no seed changes (registry `seed_free`)."""
+        if DEMOS[demo].seed_free:
+            return ""
         table = self.tables[demo]
         if "seeds" not in table:
             return "一次运行"
