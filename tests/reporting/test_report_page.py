@@ -500,8 +500,17 @@ def test_a_takeaway_says_which_seeds_and_which_statistic_it_shows():
 
 
 def test_every_table_says_which_seeds_it_shows(page):
+    """Every table names its seeds, except a seed-free demo's (registry `seed_free`), which
+    names none: no seed changes its numbers."""
+    from lecture17.experiments import DEMOS
+    from lecture17.reporting.views import load_views
+
+    views = load_views(ROOT / "report" / "views")
+    free = {v["title"] for d, vs in views.items() if DEMOS[d].seed_free for v in vs}
     tables = re.findall(r"^(\*\*[^*\n]+\*\*.*)\n\n\|", page["md"], flags=re.M)  # a table's title
-    assert tables and [t for t in tables if "种子" not in t and "一次运行" not in t] == []
+    unnamed = [t for t in tables if "种子" not in t and "一次运行" not in t]
+    assert tables and unnamed and {t.split("**")[1] for t in unnamed} <= free
+    assert [t for t in tables if t.split("**")[1] in free and "（种子" in t] == []
 
 
 def test_where_the_protocol_seeds_and_the_recorded_seeds_disagree_one_sentence_says_which():
@@ -712,3 +721,23 @@ def test_the_study_reading_has_no_machinery_and_no_orphaned_heading(reference_pa
     assert re.findall(r"\bC\d{3}\b|\bL17-[\w.–]+|\bR\d{1,2}\b|运行之前", text) == []
     assert [h for h in headings if "更多种子" in h or "Failed seeds" in h] == []
     assert "§10.4" in text and "分块的注意力" in text  # §10.4 has its takeaway
+
+
+def test_a_summary_point_is_a_sentence_with_how_its_sections_numbers_fare():
+    """§11 / §12 restate each point in a sentence: its sections' counted numbers by the study
+    verdict (the ones that do not hold by section), timings only pointed to, others left out."""
+    holds = outcome("holds", section="§6.2", **{"class": "seeded"})
+    same = outcome("same", section="§6.3 / §11")
+    off = outcome("differs", section="§6.6", **{"class": "seeded"})
+    elsewhere = outcome("differs", section="§7.3")
+    echo = outcome("differs", section="§6.2", **{"class": "echo"})
+    timing = outcome("timing_fails", section="§6.2", **{"class": "timing"})
+    claims = [holds, same, off, elsewhere, echo, timing]
+    said = report_claims.point_sentence(claims, "位置编码", "§6", html_mode=False)
+    assert said == (
+        "位置编码（§6）：这里算出的 3 个数字里 2 个支持讲义，1 个不支持（§6.6），"
+        "另有 1 个计时，结论因机器而异，见它们的节。"
+    )
+    assert "都支持讲义" in report_claims.point_sentence(claims, "t", "§6.2 §6.3", False)
+    assert "没有给出" in report_claims.point_sentence(claims, "t", "§10", False)
+    assert report_claims.point_sentence(claims, "t", "§6.2", True).startswith("t（@@SEC:§6.2@@）")

@@ -577,6 +577,59 @@ def section_list(outcomes, number: str, html_mode: bool) -> str:
     return "\n".join(lines) or "*（没有数字 no claims）*"
 
 
+POINT_WORDS = {  # how a point's counted numbers fare here, by the study verdict
+    PARTLY: "部分成立",
+    "differs": "不支持",
+    LECTURE_ERROR: "是讲义自己的错",
+    "unresolved": "还定不了",
+    "missing": "没有构建",
+    "gpu": "要 GPU 构建",
+}
+
+
+def in_sections(o, sections: list[str]) -> bool:
+    """Whether a claim is stated in one of `sections` ("§6.6" or a whole "§9")."""
+    parts = [p.strip().split(" ")[0] for p in o.entry["section"].split("/")]
+    return any(p == s or p.startswith(s + ".") for p in parts for s in sections)
+
+
+def point_sentence(outcomes, topic: str, sections: str, html_mode: bool) -> str:
+    """One point of §11 (the summary) or §12 (a pitfall) as a sentence: its topic, the
+    sections that check it, and how the counted numbers stated there fare in this build (by
+    the study reading's verdict; the ones that do not hold named by their section). Timings
+    are only pointed to: their verdicts change from run to run, and this text does not."""
+    wanted = sections.split()
+    chosen = [o for o in outcomes if in_sections(o, wanted)]
+    counted = [o for o in chosen if o.entry["class"] in ledger_mod.COUNTED]
+    timings = [o for o in chosen if o.entry["class"] == "timing"]
+    where = "、".join(section_ref(s, html_mode) for s in wanted)
+    head = f"{topic}（{where}）："
+    said = []
+    if not counted:
+        said.append("讲义在这里没有给出可以重算的数字")
+    else:
+        verdicts = [study_verdict(o) for o in counted]
+        agree = sum(v not in POINT_WORDS for v in verdicts)
+        if agree == len(counted):
+            said.append(f"这里算出的 {len(counted)} 个数字都支持讲义")
+        else:
+            said.append(f"这里算出的 {len(counted)} 个数字里 {agree} 个支持讲义")
+            for v, word in POINT_WORDS.items():
+                off = [o for o, w in zip(counted, verdicts, strict=True) if w == v]
+                if off:
+                    first = sorted({o.entry["section"].split("/")[0].strip() for o in off})
+                    refs = "、".join(section_ref(s, html_mode) for s in first)
+                    said.append(f"{len(off)} 个{word}（{refs}）")
+    if timings:
+        said.append(f"另有 {len(timings)} 个计时，结论因机器而异，见它们的节")
+    return head + "，".join(said) + "。"
+
+
+def point_list(outcomes, points, html_mode: bool) -> str:
+    """§11 / §12 in sentences: one per point (topic, sections), as a Markdown list."""
+    return "\n".join(f"- {point_sentence(outcomes, t, s, html_mode)}" for t, s in points)
+
+
 def reading_note(outcomes, trained: bool, quoted: bool, html_mode: bool) -> tuple[str, str]:
     """The paragraph at the top of a section where some of ours do not agree with the lecture:
     how many agree, which do not and why, what kind of numbers they are. Returned in two parts:

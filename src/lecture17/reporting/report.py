@@ -278,6 +278,11 @@ class Report:
             )
         return "\n\n".join(parts)
 
+    def points(self, points) -> str:
+        """§11 / §12: each point of the lecture's summary or pitfalls as a sentence, with how
+        the numbers its sections state fare here (points: (topic, "§a §b") pairs)."""
+        return claims_mod.point_list(self.outcomes, points, self.html)
+
     def section_claims(self, number: str) -> str:
         """§11 / §12: every claim that section states, linked to where it is checked."""
         return claims_mod.section_list(self.outcomes, number, self.html)
