@@ -650,6 +650,10 @@ def test_the_study_reading_names_values_in_chinese_with_one_label_for_the_length
             assert not re.search(r"种子中(最小|最大)，其中\1", label), (e["id"], label)
     both = {"quantity": "sensitivity", "stat": "min", "reduce": "min"}
     assert ledger.value_label(both, "01.4", study=True).endswith("种子和各项中最小）")
+    # a setting whose value names it is said once: "（不缩放）", not "（缩放 不缩放）"
+    for value, said in (("scaled", "（缩放）"), ("unscaled", "（不缩放）")):
+        where = {"quantity": "max_weight", "where": {"scaled": value}}
+        assert ledger.value_label(where, "02.2", study=True).endswith(said), value
 
 
 def test_echoes_are_counted_apart_from_agreeing_claims_in_a_section_note():
@@ -719,6 +723,9 @@ def test_the_study_reading_has_no_machinery_and_no_orphaned_heading(reference_pa
         assert machinery not in text, machinery
     # one id system for students (§, 代码 NN 演示 k): no claim ids, no rulebook rules
     assert re.findall(r"\bC\d{3}\b|\bL17-[\w.–]+|\bR\d{1,2}\b|运行之前", text) == []
+    # no formula left as pseudo-LaTeX (W_i^Q, h_t^T W_a h_s, ‖…‖_F): MathML (<math> is left out
+    # of the text here); code names such as emb_scale are not formulas
+    assert re.findall(r"\^[\w{]|\b[A-Za-z]{1,2}_[A-Za-z0-9]{1,2}\b|‖_", text) == []
     assert [h for h in headings if "更多种子" in h or "Failed seeds" in h] == []
     assert "§10.4" in text and "分块的注意力" in text  # §10.4 has its takeaway
 

@@ -640,7 +640,11 @@ def value_label(selector: dict, demo, study: bool = False) -> str:
 
     where = selector.get("where", {})
     where = where if isinstance(where, list) else [where]
-    pairs = ("，".join(f"{say(k)} {say(v)}".strip() for k, v in w.items()) for w in where if w)
+    def pair(key, value) -> str:  # "不缩放", not "缩放 不缩放": a value that names its key
+        k, v = say(key), say(value)
+        return v if k and k in v else f"{k} {v}".strip()
+
+    pairs = ("，".join(pair(k, v) for k, v in w.items()) for w in where if w)
     parts = ["；".join(pairs)]
     stat, reduce = selector.get("stat", "mean"), selector.get("reduce")
     if study and stat == reduce and stat in ("min", "max"):  # one extreme, said once

@@ -26,6 +26,18 @@ MATH_TOKEN = "@@MATH{}@@"
 
 # ASCII spellings of the lecture's symbols in labels and ledger claims -> LaTeX (longest first)
 SYMBOLS = {
+    "‖∂y₆₃/∂x_j‖_F": r"{\lVert \partial y_{63}/\partial x_j\rVert}_F",
+    "‖∂out_t/∂in_s‖": r"\lVert \partial \mathrm{out}_t/\partial \mathrm{in}_s\rVert",
+    "h_t^T W_a h_s": r"h_t^\top W_a h_s",
+    "h_t^T h_s": r"h_t^\top h_s",
+    "O(log_k n)": r"O(\log_k n)",
+    "e^30": "e^{30}",
+    "10^13": "10^{13}",
+    "W_i^Q": "W_i^Q",
+    "M_10": "M_{10}",
+    "M_3": "M_3",
+    "M_7": "M_7",
+    "R_L": "R_L",
     "1/√d_k": r"1/\sqrt{d_k}",
     "√d_model": r"\sqrt{d_{\text{model}}}",
     "√d_k": r"\sqrt{d_k}",
