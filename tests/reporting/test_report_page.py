@@ -748,3 +748,13 @@ def test_a_summary_point_is_a_sentence_with_how_its_sections_numbers_fare():
     assert "都支持讲义" in report_claims.point_sentence(claims, "t", "§6.2 §6.3", False)
     assert "没有给出" in report_claims.point_sentence(claims, "t", "§10", False)
     assert report_claims.point_sentence(claims, "t", "§6.2", True).startswith("t（@@SEC:§6.2@@）")
+
+
+def test_every_flag_the_page_explains_is_marked_where_it_is_used(reference_page):
+    """The flags listed at the top (explained once) are each named again where a claim or a
+    table rests on them, and only those are listed."""
+    text, _ = study_text(reference_page)
+    listed = set(re.findall(r"\*?\*?(F(?:0[1-9]|10))\*?\*?：", text))
+    assert listed
+    for flag in sorted(listed):
+        assert text.count(flag) >= 2, flag

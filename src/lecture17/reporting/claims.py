@@ -438,7 +438,10 @@ def takeaway(o, others: dict | None = None) -> str:
     if v == "timing_fails" and failed and (not ours or ours.startswith("我们按")):  # our number
         ours = "我们：" + study_text(failed[0]).removeprefix("未满足：")
     numbers = f"讲义 {chinese_part(str(e['lecture']))}" + (f"，{ours}" if ours else "")
-    text = f"{chinese_part(e['claim'])}——{numbers}" + (f"：{word}" if word else "") + "。"
+    claim = chinese_part(e["claim"])
+    if e.get("flag") and e["flag"] not in claim:  # the reading it rests on, explained at the top
+        claim += f"（{e['flag']}）"
+    text = f"{claim}——{numbers}" + (f"：{word}" if word else "") + "。"
     if o.why and not agreement(o):
         text += f"可能的原因：{o.why}。"
     if v == "unresolved" and (more := seeds_that_would_decide(o)):

@@ -22,6 +22,7 @@ report/templates/macros.md.j2.
 import argparse
 import hashlib
 import json
+import re
 import shutil
 import struct
 import sys
@@ -51,6 +52,8 @@ from lecture17.reporting.views import (
     view_grid,
 )
 from lecture17.reporting.worked_examples import INPUTS
+
+FLAG = re.compile(r"\bF(?:0[1-9]|10)\b")  # a flag of the reading aid, named in a table's text
 
 MACHINE_BEGIN = "<!-- machine-dependent:begin -->"
 MACHINE_END = "<!-- machine-dependent:end -->"
@@ -133,8 +136,12 @@ class Report:
         return f"\n{page_mod.AUDIT_END}\n" if self.html else ""
 
     def flags(self) -> str:
-        """The reading aid's flags this page's claims use, each explained in a sentence."""
-        used = sorted({o.entry["flag"] for o in self.outcomes if o.entry.get("flag")})
+        """The reading aid's flags this page uses (its claims' and those its tables' titles and
+        notes name), each explained in a sentence."""
+        used = {o.entry["flag"] for o in self.outcomes if o.entry.get("flag")}
+        for view in (v for views in self.views.values() for v in views):
+            used |= set(FLAG.findall(f"{view.get('title', '')} {view.get('note', '')}"))
+        used = sorted(used)
         missing = [f for f in used if f not in ledger_mod.FLAG_TEXT]
         if missing:
             raise ValueError(
