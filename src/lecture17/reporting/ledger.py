@@ -640,6 +640,7 @@ def value_label(selector: dict, demo, study: bool = False) -> str:
 
     where = selector.get("where", {})
     where = where if isinstance(where, list) else [where]
+
     def pair(key, value) -> str:  # "不缩放", not "缩放 不缩放": a value that names its key
         k, v = say(key), say(value)
         return v if k and k in v else f"{k} {v}".strip()
