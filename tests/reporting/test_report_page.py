@@ -210,6 +210,9 @@ def test_the_study_reading_keeps_the_chinese_part_of_a_claim(claim, part):
 def test_a_takeaway_says_whether_our_run_supports_the_lecture_and_which_part():
     holds = report_claims.takeaway(outcome("holds", **{"class": "seeded"}))
     assert holds.endswith("支持讲义。") and "不支持" not in holds
+    # an order-of-magnitude check (random-init values) says so: 0.19 vs 0.11 "supports" as meant
+    orders = outcome("holds", **{"class": "seeded", "check": [{"order_of": {"value": "v"}}]})
+    assert report_claims.takeaway(orders).endswith("支持讲义（只比数量级：在讲义的 10 倍以内）。")
     o = outcome("differs", **{"class": "seeded"})
     o.findings = [ledger.checks.Finding(True, "a"), ledger.checks.Finding(False, "b")]
     assert "不支持讲义（检查的 2 项里 1 项成立）" in report_claims.takeaway(o)

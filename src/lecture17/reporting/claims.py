@@ -421,6 +421,15 @@ def seeds_that_would_decide(o) -> int | None:
     return None
 
 
+def order_factor(entry: dict) -> float | None:
+    """The factor of a claim's order-of-magnitude check (rulebook: untrained random-init
+    values), if it has one: its takeaway says that only the order of magnitude is judged."""
+    for step in entry.get("check", []):
+        if isinstance(step, dict) and "order_of" in step:
+            return float((step["order_of"] or {}).get("factor", 10.0))
+    return None
+
+
 def takeaway(o, others: dict | None = None) -> str:
     """One sentence a student reads: what the lecture says, its number and ours (which seeds,
     which statistic), whether our run supports it — which part, for a compound claim — and,
@@ -433,6 +442,8 @@ def takeaway(o, others: dict | None = None) -> str:
     if not parts_word(o) and v == "differs" and True in oks and False in oks:
         said = "在我们这里不成立" if beyond else "不支持讲义"
         word = f"{said}（检查的 {len(oks)} 项里 {oks.count(True)} 项成立）"
+    if v == "holds" and word == SUPPORTS[v] and (factor := order_factor(e)):
+        word += f"（只比数量级：在讲义的 {factor:g} 倍以内）"  # a 73 % gap then reads as meant
     ours = study_ours(o)
     failed = [f.text for f in o.findings if f.ok is False]
     if v == "timing_fails" and failed and (not ours or ours.startswith("我们按")):  # our number
