@@ -232,9 +232,9 @@ def ex9c_steps_sampled(v) -> Finding:
 # values under which a claim holds and fails, where the reference build's own cannot show both
 
 EXAMPLES = {
-    "C133": {  # the lecture's own error (F02): float64 additive masking keeps the scores
-        "holds": {"ours": [0.0]},  # uniform, as float32 (spacing 64 at 1e9) gives
-        "fails": {"ours": [0.1]},
+    "C133": {  # float32 (spacing 64 at 1e9) gives uniform; float64 keeps the scores (F02)
+        "holds": {"f32": [0.0], "f64": [0.128]},
+        "fails": {"f32": [0.1], "f64": [0.128]},
     },
     # exercises 8 and 9: values under which each prediction holds and fails (the checks are
     # also tested one by one in tests/reporting/test_robustness.py)
