@@ -14,6 +14,7 @@ from pages import SMALL_FIGURES, reference_missing, reference_render, render, sm
 from lecture17.reporting import claims as report_claims
 from lecture17.reporting import figures, ledger
 from lecture17.reporting import page as report_html
+from lecture17.reporting import report as report_mod
 from lecture17.reporting.report import figure_numbers
 from lecture17.reporting.views import (
     beside_lecture,
@@ -335,6 +336,14 @@ def test_figures_are_numbered_by_section_and_referenced_from_the_text(page):
         assert f'href="#{anchor}"' in page["html"]
         assert f"图 {number} Figure {number}" in page["md"]
     assert re.findall(r'<img src="data:image/png;base64,', page["html"])
+
+
+def test_a_phone_gets_the_phone_drawing_and_the_provenance_names_the_font(page):
+    sources = re.findall(r'<source media="([^"]+)" srcset="data:image/png;base64,', page["html"])
+    assert sources == [report_mod.PHONE_MEDIA] * len(SMALL_FIGURES)
+    css = (ROOT / "report" / "templates" / "lecture17.html.j2").read_text(encoding="utf-8")
+    assert f"{report_mod.PHONE_MEDIA} {{ .zoom {{ display: none; }} }}" in css
+    assert f"图的字体 figure font：{figures.font_note()}" in page["md"]
     assert figure_numbers(["05.4_step_time", "06.3_gpu_step_time"]) == {
         "05.4_step_time": "9.5a",
         "06.3_gpu_step_time": "9.5b",
@@ -434,6 +443,7 @@ def test_without_the_cjk_font_the_figures_are_english_and_the_png_says_so(
     figures.draw(name, table, tmp_path / "b.png")
     assert (tmp_path / "a.png").read_bytes() == (tmp_path / "b.png").read_bytes()
     assert "English labels" in figures.png_text(tmp_path / "phone.png")[figures.FONT_KEY]
+    assert "图里的标注是英文" in report_mod.figure_fonts([tmp_path / "a.png"])  # the page says so
 
 
 def test_a_figure_is_the_same_bytes_when_drawn_twice(page, tmp_path):
