@@ -414,6 +414,26 @@ def test_figure_text_is_readable_and_legends_stay_off_the_data_and_the_titles(
     plt.close(fig)
 
 
+@pytest.mark.skipif(bool(reference_missing()), reason=reference_missing() or "")
+def test_the_anti_diagonal_the_lecture_expects_is_marked_on_every_cross_attention_map():
+    """§9.4: output step t of the reversal reads source position L − 1 − t (its mirror)."""
+    from matplotlib.lines import Line2D
+
+    fig = drawn("05.3_attention_maps", ROOT / "report/reference/tables", phone=True)
+    marked = []
+    for ax in fig.axes:
+        lines = [line for line in ax.get_lines() if isinstance(line, Line2D)]
+        if lines:
+            n_keys = ax.images[0].get_array().shape[1]
+            (line,) = lines
+            assert list(line.get_xdata()) == [n_keys - 1, 0] == list(line.get_ydata())[::-1]
+            marked.append(ax)
+    panels = figures._attention_panels(tables_of(ROOT / "report/reference/tables")["05.3"])
+    assert len(marked) == len(panels["cross"]) > 0
+    legend = " ".join(t.get_text() for t in fig.legends[0].get_texts())
+    assert "讲义预期的反对角线" in legend or "the lecture's expectation" in legend
+
+
 CJK = re.compile(r"[\u4e00-\u9fff]")
 
 
