@@ -823,6 +823,8 @@ def gpu_step_time_by_length(table, ax):
             panel.set_xlabel("")
         if not phone and i > 0:
             panel.set_ylabel("")
+    if phone:  # stacked: the one x label, under the last panel, carries the English term
+        axes[-1].set_xlabel(_t("序列长度 sequence length $L$", "sequence length $L$"))
     device = table["device_name"].iloc[0]
     fig.suptitle(
         _lines(
