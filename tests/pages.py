@@ -68,7 +68,8 @@ def small_build(work: Path) -> Path:
     drawn = []
     for name in SMALL_FIGURES:
         drawn.append(work / "figures" / f"{name}.png")
-        figures.draw(name, tables / f"{figures.FIGURES[name].table}.csv", drawn[-1])
+        phone = work / "figures" / "phone" / f"{name}.png"
+        figures.draw(name, tables / f"{figures.FIGURES[name].table}.csv", drawn[-1], phone)
     return render(work, sorted(tables.glob("[0-9]*[0-9].csv")), drawn, config_path)
 
 

@@ -141,7 +141,11 @@ def test_adding_a_seed_reruns_only_that_seed_and_the_aggregates(workdir, test_co
     new_runs = {f"results/{demo}/seed{new_seed}.csv", f"results/{demo}/seed{new_seed}.timing.csv"}
     expected = new_runs | table_outputs(demo) | report_outputs()
     planned = planned_outputs(workdir)
-    figures = {p for p in planned if p.startswith(f"report/figures/{demo}")}
+    figures = {
+        p
+        for p in planned
+        if p.startswith((f"report/figures/{demo}", f"report/figures/phone/{demo}"))
+    }
     assert planned - figures == expected
 
 
@@ -622,7 +626,8 @@ def test_adding_a_demo_by_the_recipe_touches_only_its_places_and_reruns_only_tha
     runs = {p for p in planned if re.match(r"results/\d\d\.\d/", p)}
     assert runs == demo_outputs(config, "03.6"), sorted(runs)
     assert planned - runs - table_outputs("03.6") <= report_outputs() | {
-        f"report/figures/{name}" for name in os.listdir(work / "report/figures")
+        str(p.relative_to(work))
+        for p in (work / "report/figures").rglob("*.png")  # and phone/
     }, sorted(planned - runs)
     assert not any(p.startswith("report/measured") for p in planned)
 

@@ -15,6 +15,7 @@ from pages import SMALL_FIGURES, reference_missing, reference_render, render, sm
 from lecture17.reporting import claims as report_claims
 from lecture17.reporting import figures, ledger
 from lecture17.reporting import page as report_html
+from lecture17.reporting import report as report_mod
 from lecture17.reporting.report import figure_numbers
 from lecture17.reporting.views import (
     beside_lecture,
@@ -360,30 +361,52 @@ def test_figures_are_numbered_by_section_and_referenced_from_the_text(page):
         assert f'href="#{anchor}"' in page["html"]
         assert f"图 {number} Figure {number}" in page["md"]
     assert re.findall(r'<img src="data:image/png;base64,', page["html"])
+
+
+def test_a_phone_gets_the_phone_drawing_and_the_provenance_names_the_font(page):
+    sources = re.findall(r'<source media="([^"]+)" srcset="data:image/png;base64,', page["html"])
+    assert sources == [report_mod.PHONE_MEDIA] * len(SMALL_FIGURES)
+    css = (ROOT / "report" / "templates" / "lecture17.html.j2").read_text(encoding="utf-8")
+    assert f"{report_mod.PHONE_MEDIA} {{ .zoom {{ display: none; }} }}" in css
+    assert f"图的字体 figure font：{figures.font_note()}" in page["md"]
     assert figure_numbers(["05.4_step_time", "06.3_gpu_step_time"]) == {
         "05.4_step_time": "9.5a",
         "06.3_gpu_step_time": "9.5b",
     }
 
 
-def drawn(name: str, folder: Path):
+def drawn(name: str, folder: Path, phone: bool = False):
     matplotlib.use("Agg")
     demo = figures.FIGURES[name].table
-    return figures.render(name, tables_of(folder)[demo])
+    return figures.render(name, tables_of(folder)[demo], phone=phone)
 
 
 def figure_cases():
-    cases = [pytest.param(name, "small", id=name) for name in SMALL_FIGURES]
     reason = reference_missing()
+    cases = []
     for name in figures.FIGURES:
-        if name not in SMALL_FIGURES:
-            marks = pytest.mark.skip(reason=reason) if reason else ()
-            cases.append(pytest.param(name, "reference", id=name, marks=marks))
+        for phone in (False, True):
+            marks = ()
+            if name not in SMALL_FIGURES and reason:
+                marks = pytest.mark.skip(reason=reason)
+            source = "small" if name in SMALL_FIGURES else "reference"
+            tag = f"{name}-{'phone' if phone else 'wide'}"
+            cases.append(pytest.param(name, source, phone, id=tag, marks=marks))
     return cases
 
 
-@pytest.mark.parametrize(("name", "source"), figure_cases())
-def test_figure_text_is_readable_and_legends_stay_off_the_data(name, source, page):
+def titles(fig) -> list:
+    """Every title: the figure's and its subfigures' suptitles, each axes' title."""
+    from matplotlib.figure import FigureBase
+
+    tops = [f._suptitle for f in fig.findobj(FigureBase) if getattr(f, "_suptitle", None)]
+    return tops + [ax.title for ax in fig.axes if ax.title.get_text()]
+
+
+@pytest.mark.parametrize(("name", "source", "phone"), figure_cases())
+def test_figure_text_is_readable_and_legends_stay_off_the_data_and_the_titles(
+    name, source, phone, page
+):
     import matplotlib.pyplot as plt
     from matplotlib.legend import Legend
     from matplotlib.text import Text
@@ -391,27 +414,93 @@ def test_figure_text_is_readable_and_legends_stay_off_the_data(name, source, pag
     folder = page["work"] / "tables" if source == "small" else ROOT / "report/reference/tables"
     if source == "reference" and figures.FIGURES[name].table not in tables_of(folder):
         pytest.skip(f"the reference build has no table {figures.FIGURES[name].table}")
-    fig = drawn(name, folder)
+    fig = drawn(name, folder, phone)
     fig.canvas.draw()
     texts = [t for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip()]
-    assert texts and min(t.get_fontsize() for t in texts) >= figures.MIN_FONT_PT
-    assert fig.get_size_inches()[0] <= figures.MAX_WIDTH
+    assert texts and figures.smallest_text_pt(fig) >= figures.MIN_FONT_PT
+    width = fig.get_size_inches()[0]
+    assert (
+        width == figures.PHONE_WIDTH if phone else figures.PHONE_WIDTH < width <= figures.MAX_WIDTH
+    )
     renderer = fig.canvas.get_renderer()
+    page_box = fig.bbox.padded(1)
+    drawn_boxes = [ax.get_tightbbox(renderer) for ax in fig.axes]  # its ticks, labels, title
+    drawn_boxes += [a.get_window_extent(renderer) for a in titles(fig) + fig.findobj(Legend)]
+    for box in drawn_boxes:  # nothing cut off at the figure's edge
+        assert page_box.contains(box.x0, box.y0) and page_box.contains(box.x1, box.y1), box
     for legend in fig.findobj(Legend):
         box = legend.get_window_extent(renderer)
         for ax in fig.axes:
             assert not box.overlaps(ax.get_window_extent(renderer)), (name, ax.get_title())
+        for title in titles(fig):
+            assert not box.overlaps(title.get_window_extent(renderer)), title.get_text()
     words = re.sub(r"\$[^$]*\$", "", " ".join(t.get_text() for t in texts))  # mathtext aside
-    assert not re.search(r"\b(post_ln|pre_ln|adam|sgd|sqrt|d_k|_)\b", words), words
+    assert not re.search(r"\b(post_ln|pre_ln|adam|sgd|sqrt|d_k|_|True|False)\b", words), words
     plt.close(fig)
+
+
+@pytest.mark.skipif(bool(reference_missing()), reason=reference_missing() or "")
+def test_the_anti_diagonal_the_lecture_expects_is_marked_on_every_cross_attention_map():
+    """§9.4: output step t of the reversal reads source position L − 1 − t (its mirror)."""
+    from matplotlib.lines import Line2D
+
+    fig = drawn("05.3_attention_maps", ROOT / "report/reference/tables", phone=True)
+    marked = []
+    for ax in fig.axes:
+        lines = [line for line in ax.get_lines() if isinstance(line, Line2D)]
+        if lines:
+            n_keys = ax.images[0].get_array().shape[1]
+            (line,) = lines
+            assert list(line.get_xdata()) == [n_keys - 1, 0] == list(line.get_ydata())[::-1]
+            marked.append(ax)
+    panels = figures._attention_panels(tables_of(ROOT / "report/reference/tables")["05.3"])
+    assert len(marked) == len(panels["cross"]) > 0
+    legend = " ".join(t.get_text() for t in fig.legends[0].get_texts())
+    assert "讲义预期的反对角线" in legend or "the lecture's expectation" in legend
+
+
+CJK = re.compile(r"[\u4e00-\u9fff]")
+
+
+def label_text(fig) -> str:
+    from matplotlib.text import Text
+
+    return " ".join(t.get_text() for t in fig.findobj(Text) if t.get_visible())
+
+
+@pytest.mark.skipif(figures.cjk_font() is None, reason="no Noto Sans CJK SC: fonts-noto-cjk")
+def test_figures_are_labelled_in_chinese_with_the_english_term_once(page):
+    fig = drawn("03.1_pe_heatmap", page["work"] / "tables")
+    text = label_text(fig)
+    assert CJK.search(text) and text.count("positional encoding") == 1
+    assert "Noto Sans CJK SC" in figures.font_note() and figures.cjk_font().version[0].isdigit()
+
+
+def test_without_the_cjk_font_the_figures_are_english_and_the_png_says_so(
+    page, tmp_path, monkeypatch
+):
+    monkeypatch.setattr(figures, "cjk_font", lambda: None)
+    for name in SMALL_FIGURES:
+        assert not CJK.search(label_text(drawn(name, page["work"] / "tables"))), name
+    name = SMALL_FIGURES[0]
+    table = page["work"] / "tables" / f"{figures.FIGURES[name].table}.csv"
+    figures.draw(name, table, tmp_path / "a.png", tmp_path / "phone.png")
+    figures.draw(name, table, tmp_path / "b.png")
+    assert (tmp_path / "a.png").read_bytes() == (tmp_path / "b.png").read_bytes()
+    assert "English labels" in figures.png_text(tmp_path / "phone.png")[figures.FONT_KEY]
+    assert "图里的标注是英文" in report_mod.figure_fonts([tmp_path / "a.png"])  # the page says so
 
 
 def test_a_figure_is_the_same_bytes_when_drawn_twice(page, tmp_path):
     name = SMALL_FIGURES[0]
     table = page["work"] / "tables" / f"{figures.FIGURES[name].table}.csv"
-    figures.draw(name, table, tmp_path / "a.png")
-    figures.draw(name, table, tmp_path / "b.png")
+    figures.draw(name, table, tmp_path / "a.png", tmp_path / "a-phone.png")
+    figures.draw(name, table, tmp_path / "b.png", tmp_path / "b-phone.png")
     assert (tmp_path / "a.png").read_bytes() == (tmp_path / "b.png").read_bytes()
+    assert (tmp_path / "a-phone.png").read_bytes() == (tmp_path / "b-phone.png").read_bytes()
+    info = figures.png_text(tmp_path / "a-phone.png")
+    assert info[figures.FONT_KEY] == figures.font_note()
+    assert float(info[figures.SMALLEST_KEY]) == figures.MIN_FONT_PT * figures.DPI / 72
 
 
 # -----------------------------------------------------------------------------

@@ -7,20 +7,24 @@ rule figure:
         timing=lambda w: f"results/tables/{FIGURES[w.name].table}.timing.csv",
         code=code("lecture17.reporting.figures"),
     output:
-        report(
+        png=report(
             "report/figures/{name}.png",
             caption="../report/figure.rst",
             category="图 Figures",
             labels={"图 figure": "{name}"},
         ),
+        phone="report/figures/phone/{name}.png",  # the same figure at a phone's width
     log:
         "logs/figures/{name}.log",
     benchmark:
         "benchmarks/figure/{name}.tsv"
+    wildcard_constraints:
+        name=r"[^/]+",
     conda:
         "../../environment.yml"
     shell:
-        "python -m lecture17.reporting.figures {wildcards.name} {input.table} --out {output} 2> {log}"
+        "python -m lecture17.reporting.figures {wildcards.name} {input.table} --out {output.png} "
+        "--phone-out {output.phone} 2> {log}"
 
 
 rule script_seconds:
@@ -47,6 +51,7 @@ rule report:
         tables=expand("results/tables/{demo}.csv", demo=[*TABLES, "build"]),
         timings=expand("results/tables/{demo}.timing.csv", demo=[*TABLES, "build"]),
         figures=expand("report/figures/{name}.png", name=FIGURE_NAMES),
+        phones=expand("report/figures/phone/{name}.png", name=FIGURE_NAMES),  # found beside them
         ledger=sorted(str(p) for p in Path("report/ledger").glob("*.[py]*")),
         views=sorted(str(p) for p in Path("report/views").glob("*.yaml")),
         template="report/templates/lecture17.md.j2",

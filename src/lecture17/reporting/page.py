@@ -260,13 +260,14 @@ def mark_machine_dependent(html_text: str, begin: str, end: str) -> str:
 
 
 def embed_figures(html_text: str, figure_dir: Path) -> str:
-    """figures/NAME.png -> a data URI, so the one HTML file is the whole page."""
+    """figures/NAME.png and figures/phone/NAME.png -> data URIs, so the one HTML file is the
+    whole page."""
 
     def embed(match):
-        data = base64.b64encode((figure_dir / match.group(1)).read_bytes()).decode("ascii")
-        return f'src="data:image/png;base64,{data}"'
+        data = base64.b64encode((figure_dir / match.group(2)).read_bytes()).decode("ascii")
+        return f'{match.group(1)}="data:image/png;base64,{data}"'
 
-    return re.sub(r'src="figures/([^"/]+\.png)"', embed, html_text)
+    return re.sub(r'\b(src|srcset)="figures/((?:phone/)?[^"/]+\.png)"', embed, html_text)
 
 
 # -----------------------------------------------------------------------------

@@ -158,6 +158,8 @@ def write_reference(root: Path = Path(".")) -> None:
     _copy_folder(complete_tables(root / "results" / "tables", root), reference / "tables")
     shutil.copy2(root / "results" / "manifest.json", reference / "manifest.json")
     _copy_folder((root / "report" / "figures").glob("*.png"), reference / "figures")  # the .md's
+    phones = (root / "report" / "figures" / "phone").glob("*.png")  # the page's, on a phone
+    _copy_folder(phones, reference / "figures" / "phone")
     shutil.copy2(root / "report" / "lecture17.md", reference / "lecture17.md")
     shutil.copy2(root / "report" / "lecture17.html", reference / "lecture17.html")  # figures in it
     shutil.copy2(root / "results" / "config.yaml", reference / "config.yaml")  # what diff reads

@@ -39,7 +39,7 @@ from lecture17.reporting import claims as claims_mod
 from lecture17.reporting import ledger as ledger_mod
 from lecture17.reporting import page as page_mod
 from lecture17.reporting import robustness
-from lecture17.reporting.figures import DPI, FIGURES
+from lecture17.reporting.figures import CJK_FAMILY, DPI, FIGURES, FONT_KEY, png_text
 from lecture17.reporting.figures import caption as figure_caption
 from lecture17.reporting.page import to_html
 from lecture17.reporting.provenance import machine_info, reproducible_info
@@ -73,6 +73,22 @@ def figure_numbers(names) -> dict:
         for i, name in enumerate(group):
             numbers[name] = section + ("abcdefgh"[i] if len(group) > 1 else "")
     return numbers
+
+
+# the phone drawing (report/figures/phone/) below this width: there a wide drawing (at most
+# 9 in = 864 CSS px, no text under 9 pt = 12 CSS px) would be scaled under 3/4, its text under
+# 9 CSS px, in a column of the screen's width less 2 rem (42.5 em = 680 px: 648 px); the page's
+# CSS hides the "full size" link under the same width
+PHONE_MEDIA = "(max-width: 42.5em)"
+
+
+def figure_fonts(paths) -> str:
+    """The fonts that drew the figures, as their PNGs record them (provenance)."""
+    fonts = sorted({png_text(p).get(FONT_KEY, "未记录 not recorded") for p in paths})
+    said = "；".join(fonts) or "没有图 no figures"
+    if any("English labels" in font for font in fonts):
+        said += f"。这台机器没有 {CJK_FAMILY}（Debian 的 fonts-noto-cjk），图里的标注是英文"
+    return said
 
 
 def css_width(path: Path) -> int:
@@ -202,9 +218,15 @@ class Report:
         if not self.html:
             return f"![{label}](figures/{path.name})\n\n*{label} · {figure_caption(name)}*"
         anchor = f"fig-{number.replace('.', '-')}"
-        return (  # a phone scales it to the screen; the link (#anchor) shows it at its drawn size
-            f'<figure id="{anchor}"><div class="figure">'
-            f'<img src="figures/{path.name}" width="{css_width(path)}" alt="{label}"></div>'
+        image = f'<img src="figures/{path.name}" width="{css_width(path)}" alt="{label}">'
+        phone = path.parent / "phone" / path.name
+        if phone.is_file():  # a phone shows the phone drawing at its drawn size
+            image = (
+                f'<picture><source media="{PHONE_MEDIA}" srcset="figures/phone/{path.name}" '
+                f'width="{css_width(phone)}">{image}</picture>'
+            )
+        return (  # a narrow screen scales it; the link (#anchor) shows it at its drawn size
+            f'<figure id="{anchor}"><div class="figure">{image}</div>'
             f"<figcaption><b>{label}</b> {figure_caption(name)} "
             f'<a class="zoom" href="#{anchor}">看原大 full size</a></figcaption></figure>'
         )
@@ -386,6 +408,7 @@ def build(args) -> tuple[str, str]:
         "counts": ledger_mod.reproduced(outcomes),
         "reproducible": reproducible_info(args.config, args.code),
         "machine": machine_info(args.benchmarks),
+        "figure_fonts": figure_fonts(figures.values()),
         "MACHINE_BEGIN": MACHINE_BEGIN,
         "MACHINE_END": MACHINE_END,
     }
