@@ -244,8 +244,10 @@ SYMBOL[PARTLY], STUDY_LABEL[PARTLY], SUPPORTS[PARTLY] = "◐", "部分成立", "
 
 def study_verdict(o) -> str:
     """The study reading's verdict: the page's, except that a compound claim (`parts`) with a
-    part that holds and one that fails is "partly" (the audit reading keeps "differs")."""
-    return PARTLY if verdict(o) == "differs" and parts_word(o) else verdict(o)
+    part that holds and one that fails is "partly" (the audit reading keeps "differs", or a
+    timing's "does not hold here")."""
+    partly = verdict(o) in ("differs", "timing_fails") and parts_word(o)
+    return PARTLY if partly else verdict(o)
 
 
 def study_badge(o) -> str:

@@ -83,6 +83,8 @@ FLAG_TEXT: dict[str, str] = {}  # flag -> its sentence (load_ledger fills it)
 # it from report/views beside the ledger): a check's sentence names a value by what it is
 # ("敏感度 sensitivity（RNN，距离 32，种子中最小）"), never by its selector name ("rnn_32_lo")
 VIEW_LABELS: dict[str, dict[str, str]] = {}
+# the build's own timing table (provenance.script_seconds: no view shows it)
+BUILD_LABELS = {"ms_script": "作业时间之和 ms", "script": "脚本 script"}
 STAT_WORDS = {
     "min": "种子中最小 lowest seed",
     "max": "种子中最大 highest seed",
@@ -170,6 +172,7 @@ def load_ledger(path) -> list[dict]:
     views = (path if path.is_dir() else path.parent).parent / "views"
     if views.is_dir():
         VIEW_LABELS.update(view_labels(views))
+    VIEW_LABELS.setdefault("build", {}).update(BUILD_LABELS)
     if not files:
         raise ValueError(f"{path}: no ledger files (*.yaml)")
     for module in [f.with_suffix(".py") for f in files]:
