@@ -733,7 +733,7 @@ def test_a_compound_claim_says_which_part_holds_and_which_fails():
     o.findings = [ledger.checks.Finding(False, "f") for _ in range(2)]  # no part holds
     assert "✗ 不同" in report_claims.study_badge(o)
     parts = {e["id"]: e.get("parts") for e in ledger.load_ledger(ROOT / "report" / "ledger")}
-    assert parts["C122"] and parts["C005"] and parts["C113"]
+    assert parts["C122"] and parts["C005"] and parts["C113"] and parts["C108"] and parts["L17-S0a"]
 
 
 def test_the_study_reading_names_values_in_chinese_with_one_label_for_the_length():
