@@ -243,7 +243,9 @@ def test_a_seed_free_demo_names_no_seed_and_its_numbers_are_the_same_for_every_s
     o.ours, o.seeds = "(1, 2)", [0]
     assert "种子" not in report_claims.takeaway(o)
     o.entry["demo"] = "02.1"
-    assert "我们（种子 0）" in report_claims.takeaway(o)
+    assert "我们按种子 0" in report_claims.takeaway(o)  # two unnamed values: the seeds only
+    o.ours = "2"
+    assert "我们（种子 0）2" in report_claims.takeaway(o)
 
 
 def test_a_short_tuple_in_a_takeaway_names_each_value():
@@ -258,8 +260,8 @@ def test_a_short_tuple_in_a_takeaway_names_each_value():
     labels = ledger.value_labels(o.entry, study=True)  # the views' Chinese where they give one
     assert "(0.743" not in said and labels["beam"] in said and "0.743、" in said
     assert labels["greedy"] in said and labels["beam"] != labels["greedy"]
-    o.numbers["beam"] = [0.7, 0.8]  # a shown list: no name per value, the tuple as before
-    assert "(0.743, 0.710)" in report_claims.takeaway(o)
+    o.numbers["beam"] = [0.7, 0.8]  # a shown list: no name per value, so no unlabelled tuple
+    assert "(0.743" not in report_claims.takeaway(o) and "0.7" not in report_claims.takeaway(o)
 
 
 def test_a_cells_seed_spread_is_for_the_audit_reading_only():
@@ -824,6 +826,8 @@ def test_the_study_reading_has_no_machinery_and_no_orphaned_heading(reference_pa
     # no formula left as pseudo-LaTeX (W_i^Q, h_t^T W_a h_s, ‖…‖_F): MathML (<math> is left out
     # of the text here); code names such as emb_scale are not formulas
     assert re.findall(r"\^[\w{]|\b[A-Za-z]{1,2}_[A-Za-z0-9]{1,2}\b|‖_", text) == []
+    # no unlabelled tuple of ours in a takeaway ("我们（种子 0）(0.6667, 0.6667)")
+    assert re.findall(r"我们[^—。：]{0,30}\([−\d][^)]*,[^)]*\)", text) == []
     assert [h for h in headings if "更多种子" in h or "Failed seeds" in h] == []
     assert "§10.4" in text and "分块的注意力" in text  # §10.4 has its takeaway
 
@@ -856,3 +860,35 @@ def test_every_flag_the_page_explains_is_marked_where_it_is_used(reference_page)
     assert listed
     for flag in sorted(listed):
         assert text.count(flag) >= 2, flag
+
+
+@pytest.mark.parametrize(
+    "ours, lecture, same",
+    [
+        ("0.614", "0.614", True),
+        ("2.0", "2", True),
+        ("0.3046", "0.305", True),  # ours printed with more decimals, rounded to the lecture's
+        ("0.3046 (0.301–0.308)", "0.305", True),
+        ("0.3044", "0.305", False),
+        ("0.682", "0.684", False),
+        ("0.30", "0.305", False),  # fewer decimals than the lecture's: not the same digits
+    ],
+)
+def test_a_cell_is_marked_as_the_lectures_number_at_the_lectures_precision(ours, lecture, same):
+    from lecture17.reporting.views import beside_lecture
+
+    assert ("= 讲义" in beside_lecture(ours, lecture, html=False)) is same
+
+
+def test_a_heading_inside_an_audit_block_is_listed_in_the_audit_reading_only():
+    from lecture17.reporting import page as page_mod
+
+    body = (
+        "<h2>§1 一</h2><p>x</p>"
+        f"<p>{page_mod.AUDIT_BEGIN}</p><h2>复现信息 Provenance</h2><h3>机器</h3>"
+        f"<p>{page_mod.AUDIT_END}</p><h2>§2 二</h2>"
+    )
+    _, headings = page_mod.anchor_headings(body)
+    assert [h["audit"] for h in headings] == [False, True, True, False]
+    contents = page_mod.toc(headings)
+    assert contents.count('<li class="audit">') == 2 and "<li><a" in contents

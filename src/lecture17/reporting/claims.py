@@ -240,6 +240,7 @@ RATE = re.compile(r"(\d+)/(\d+)（95%")
 
 PARTLY = "partly"  # the study reading's badge for a compound claim whose lesson partly holds
 SYMBOL[PARTLY], STUDY_LABEL[PARTLY], SUPPORTS[PARTLY] = "◐", "部分成立", "部分支持讲义"
+LABELS[PARTLY] = "部分成立 partly"
 
 
 def study_verdict(o) -> str:
@@ -333,7 +334,7 @@ def study_ours(o) -> str:
     named = _named_values(o) if n <= 3 else ""
     where = scope(o, stat_words=not named)  # a named value says its statistic itself
     who = f"我们（{where}）" if where else "我们"
-    if n <= 3:
+    if n == 1 or named:
         return f"{who}{named or o.ours}"
     return f"我们按{where}" if where else ""  # a long list: the table shows it, the audit lists it
 
@@ -548,6 +549,8 @@ def problems_short(outcomes) -> str:
     """The study reading's overview (HTML): per status that does not agree, how many and which
     — each by its section and what the lecture says, linked to its section."""
     parts = []
+    beyond = [o for o in outcomes if o.entry["class"] == "beyond" and not agreement(o)]
+    outcomes = [o for o in outcomes if o.entry["class"] != "beyond"]
     for status in (NOT_AGREEING[0], PARTLY, *NOT_AGREEING[1:]):
         chosen = [o for o in outcomes if study_verdict(o) == status]
         if chosen:
@@ -556,6 +559,14 @@ def problems_short(outcomes) -> str:
                 for o in chosen
             )
             parts.append(f"- **{SUPPORTS[status]}（{len(chosen)} 条）**：{items}")
+    if beyond:  # ours to test, not the lecture's to lose
+        refs = "、".join(
+            sorted({section_ref(o.entry["section"].split("/")[0].strip(), True) for o in beyond})
+        )
+        parts.append(
+            f"- 讲义只提到、没有测的 {len(beyond)} 条（{refs}）"
+            "在我们这里不成立或定不了，不算讲义的错"
+        )
     return "\n".join(parts)
 
 
@@ -702,9 +713,12 @@ def _reading(outcomes, html_mode: bool, always: bool = False) -> str:
     if not off and not always:
         return ""
     kind = "计时 timings" if outcomes[0].entry["class"] == "timing" else "数字"
-    groups = []
-    for status in NOT_AGREEING:
-        ids = [claim_ref(o, html_mode) for o in off if verdict(o) == status]
+    groups = []  # the page (HTML) counts as its badges show: a partly holding claim apart
+    shown, order = (study_verdict, (NOT_AGREEING[0], PARTLY, *NOT_AGREEING[1:]))
+    if not html_mode:
+        shown, order = verdict, NOT_AGREEING
+    for status in order:
+        ids = [claim_ref(o, html_mode) for o in off if shown(o) == status]
         if ids:  # the ids: the audit reading's (HTML, spans put in by reading_note)
             listed = f"（{'、'.join(ids)}）"
             groups.append(

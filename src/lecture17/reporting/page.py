@@ -142,7 +142,11 @@ def anchor_headings(html_text: str) -> tuple[str, list[dict]]:
         while anchor in used:
             anchor, n = f"{base}-{n}", n + 1
         used.add(anchor)
-        headings.append({"level": level, "id": anchor, "html": inner, "sections": covered(text)})
+        before = html_text[: match.start()]  # inside an audit block: listed in the audit only
+        audit = before.count(AUDIT_BEGIN) > before.count(AUDIT_END)
+        headings.append(
+            {"level": level, "id": anchor, "html": inner, "sections": covered(text), "audit": audit}
+        )
         back = ' <a class="top" href="#toc" title="目录 contents">↑</a>' if level == 2 else ""
         return f'<h{level} id="{anchor}">{inner}{back}</h{level}>'
 
@@ -176,18 +180,19 @@ def toc(headings: list[dict]) -> str:
     lines, open_sub = ['<ol class="toc-1">'], False
     for h in headings:
         link = toc_entry(h)
+        li = '<li class="audit">' if h.get("audit") else "<li>"  # the study reading hides it
         if h["level"] == 2:
             if open_sub:
                 lines.append("</ol></li>")
             elif len(lines) > 1:
                 lines.append("</li>")
-            lines.append(f"<li>{link}")
+            lines.append(f"{li}{link}")
             open_sub = False
         else:
             if not open_sub:
                 lines.append('<ol class="toc-2">')
                 open_sub = True
-            lines.append(f"<li>{link}</li>")
+            lines.append(f"{li}{link}</li>")
     lines.append("</ol></li></ol>" if open_sub else "</li></ol>")
     return "\n".join(lines)
 

@@ -123,14 +123,29 @@ def render_view(table, view) -> str:
 
 def _same_number(ours: str, lecture: str) -> bool:
     """Ours (its mean, before any "(min–max)") prints the lecture's number: 0.614 = 0.614,
-    2.0 = 2 (the lecture dropped the zero), 76% = 76%, 1,050,624 = 1,050,624."""
+    2.0 = 2 (the lecture dropped the zero), 76% = 76%, 1,050,624 = 1,050,624, and 0.3046 =
+    0.305 (ours rounded to the lecture's decimals, where we print more of them)."""
+
+    def plain(text: str) -> str:
+        return text.split(" (")[0].replace(" ", "").replace("−", "-").replace(",", "")
 
     def number(text: str) -> float:
-        text = text.split(" (")[0].replace(" ", "").replace("−", "-").replace(",", "")
         return float(text[:-1]) / 100 if text.endswith("%") else float(text)
 
+    def decimals(text: str) -> int | None:
+        found = re.fullmatch(r"-?\d+\.(\d+)", text)
+        return len(found.group(1)) if found else None
+
+    a, b = plain(ours), plain(lecture)
     try:
-        return number(ours) == number(lecture)
+        if number(a) == number(b):
+            return True
+        fewer = decimals(b)
+        return (
+            fewer is not None
+            and (decimals(a) or 0) > fewer
+            and (f"{number(a):.{fewer}f}" == f"{number(b):.{fewer}f}")
+        )
     except ValueError:
         return False
 
