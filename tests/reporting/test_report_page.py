@@ -628,7 +628,7 @@ def test_where_the_protocol_seeds_fail_the_note_says_what_failed_without_the_tol
     text = report_claims.takeaway(o)
     assert "上不成立（离讲义 0.11 差 0.019，容差 0.005）；以记录的 10 个种子为准。" in text
     o.protocol.findings = [ledger.checks.Finding(False, "未满足：后面的位置在 0.64–0.78 内")]
-    assert "上不成立（未满足：后面的位置在 0.64–0.78 内）" in report_claims.takeaway(o)
+    assert "上不成立（要求：后面的位置在 0.64–0.78 内）" in report_claims.takeaway(o)
 
 
 def test_two_claims_on_one_lecture_sentence_with_opposite_badges_say_which_decides():

@@ -382,7 +382,8 @@ def protocol_note(o) -> str:
     said = {"differs": "不成立", "unresolved": "定不了"}.get(verdict(p), "成立")
     failed = [f.text for f in p.findings if f.ok is False and f.text]
     if failed and verdict(p) == "differs":  # why, where the table alone seems to say it holds
-        why = TOLERANCE_WORDS.sub("", study_text(failed[0]))  # "未满足：" kept: a rule, not a fact
+        why = TOLERANCE_WORDS.sub("", study_text(failed[0]))
+        why = why.replace("未满足：", "要求：", 1)  # the rule that failed, never read as a fact
         if "离讲义" in why:  # a number off the lecture's: by how much (the value is in the table)
             why = "离讲义" + why.split("离讲义", 1)[1].removesuffix("：超出容差")
         said += f"（{why}）"

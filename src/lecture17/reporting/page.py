@@ -7,6 +7,9 @@ the table of contents; references to sections and claims, which the renderer lea
 `@@SEC:…@@` / `@@CLAIM:…@@` because the headings are not known yet, become links where their
 target exists and plain text where it does not; tables get a horizontal scroll container;
 figures are embedded as data URIs. The page's layout and CSS are in lecture17.html.j2.
+
+Long on purpose: the one path from the rendered Markdown to the page, step by step, each step a
+short function, with the table of the lecture's symbols that become MathML.
 """
 
 import base64
@@ -145,7 +148,7 @@ def anchor_headings(html_text: str) -> tuple[str, list[dict]]:
         before = html_text[: match.start()]  # inside an audit block: listed in the audit only
         audit = before.count(AUDIT_BEGIN) > before.count(AUDIT_END)
         headings.append(
-            {"level": level, "id": anchor, "html": inner, "sections": covered(text), "audit": audit}
+            dict(level=level, id=anchor, html=inner, sections=covered(text), audit=audit)
         )
         back = ' <a class="top" href="#toc" title="目录 contents">↑</a>' if level == 2 else ""
         return f'<h{level} id="{anchor}">{inner}{back}</h{level}>'
