@@ -123,13 +123,16 @@ class Report:
         self.shown = set()
         self.rendered = set()  # the demos the template placed (build() checks none is left out)
 
-    def demo(self, demo_id: str, exercises: bool = False, claims: bool = True) -> str:
+    def demo(
+        self, demo_id: str, exercises: bool = False, claims: bool = True, section=None
+    ) -> str:
         """A demo's views, figures and claims; claims about exercises wait for §13 unless asked;
-        claims=False leaves its claims to the template (§13 puts each under its exercise)."""
+        claims=False leaves its claims to the template (§13 puts each under its exercise);
+        section: only the claims of that § here (the template places the others)."""
         if demo_id not in self.views and demo_id not in self.tables:
             return f"*（本次构建没有演示 {demo_id} demo {demo_id} is not in this build）*"
         self.rendered.add(demo_id)
-        chosen = self._choose(demo=demo_id, exercises=exercises)
+        chosen = self._choose(demo=demo_id, section=section, exercises=exercises)
         sources = {str(v.get("table", demo_id)) for v in self.views.get(demo_id, [])} | {demo_id}
         trained = any(self.settings.get(d, {}).get("grid") for d in sources)
         quoted = any(self.lecture_of(d) for d in sources)
@@ -140,7 +143,7 @@ class Report:
             parts += self.view(view, demo_id, figures if i == 0 else [])
         parts += [self.figure(name) for name in figures]
         if claims:
-            parts.append(self.claims(demo=demo_id, exercises=exercises))
+            parts.append(self.claims(demo=demo_id, section=section, exercises=exercises))
         return "\n\n".join(p for p in parts if p)
 
     def audit(self) -> str:
