@@ -123,9 +123,7 @@ class Report:
         self.shown = set()
         self.rendered = set()  # the demos the template placed (build() checks none is left out)
 
-    def demo(
-        self, demo_id: str, exercises: bool = False, claims: bool = True, section=None
-    ) -> str:
+    def demo(self, demo_id: str, exercises: bool = False, claims: bool = True, section=None) -> str:
         """A demo's views, figures and claims; claims about exercises wait for §13 unless asked;
         claims=False leaves its claims to the template (§13 puts each under its exercise);
         section: only the claims of that § here (the template places the others)."""
