@@ -107,6 +107,8 @@ def test_entries_follow_the_lecture_and_exercises_come_last():
         ({"check": [{"predicate": "no_such_check"}]}, "unknown predicate"),
         ({"check": [{"near": {"value": "ours", "tol": 1, "to": "lecture.x"}}]}, "lecture number"),
         ({"fmt": ".3q"}, "format"),
+        ({"ours": "L = 8 时 {weight[0]}"}, "ours names 'weight'"),
+        ({"ours": "我们算出 {}"}, "names no value"),
     ],
 )
 def test_a_typo_in_an_entry_names_the_claim(tmp_path, typo, message):
@@ -124,6 +126,16 @@ def test_a_typo_in_an_entry_names_the_claim(tmp_path, typo, message):
     with pytest.raises(ValueError, match="C999") as error:
         ledger.load_ledger(tmp_path)
     assert message in str(error.value)
+
+
+def test_ours_template_fills_in_the_values_in_the_claims_format():
+    ours = "最短 {a[0]}、最长 {a[-1]}；都在 {b.min} 到 {b.max} 之间，均值 {a.mean}"
+    entry = {"fmt": ".2f", "ours": ours}
+    words = ledger.ours_words(entry, {"a": [1.0, 2.0, 4.5], "b": [0.301, 0.304]})
+    assert words == "最短 1.00、最长 4.50；都是 0.30，均值 2.50"  # a one-number range says so
+    entry["ours"] = "{b.min} 到 {b.max}"  # only "都在 … 之间" collapses
+    assert ledger.ours_words(entry, {"b": [0.3, 0.9]}) == "0.30 到 0.90"
+    assert ledger.ours_words({"fmt": ".2f"}, {"a": 1.0}) == ""  # no template, no words
 
 
 # -------------------------------------------------------------------------------------------

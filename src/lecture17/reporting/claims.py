@@ -330,10 +330,12 @@ def study_ours(o) -> str:
             return f"记录的 {m.group(2)} 个种子里有 {m.group(1)} 个成立"
     if not o.ours:
         return ""
+    if words := ledger_mod.ours_words(o.entry, o.numbers):  # the claim's own words around them
+        return f"我们（{where}）：{words}" if (where := scope(o, False)) else f"我们：{words}"
     n = len(o.ours.strip("()").split(", ")) if o.ours.startswith("(") else 1
     named = _named_values(o) if n <= 3 else ""
     where = scope(o, stat_words=not named)  # a named value says its statistic itself
-    who = f"我们（{where}）" if where else "我们"
+    who = f"我们（{where}）" if where else "我们 "
     if n == 1 or named:
         return f"{who}{named or o.ours}"
     return f"我们按{where}" if where else ""  # a long list: the table shows it, the audit lists it
@@ -386,8 +388,9 @@ def protocol_note(o) -> str:
         why = why.replace("未满足：", "要求：", 1)  # the rule that failed, never read as a fact
         if "离讲义" in why:  # a number off the lecture's: by how much (the value is in the table)
             why = "离讲义" + why.split("离讲义", 1)[1].removesuffix("：超出容差")
+            why = why.replace("，容差 ", "，只允许差 ")  # the rule in the reader's words
         said += f"（{why}）"
-    return f"默认构建的{seed_words(p.seeds)}（表中）上{said}；以记录的 {len(o.seeds)} 个种子为准。"
+    return f"表中这次构建训练的{seed_words(p.seeds)} 上{said}；以记录的 {len(o.seeds)} 个种子为准。"
 
 
 def pair_note(o, others: dict) -> str:
@@ -396,7 +399,8 @@ def pair_note(o, others: dict) -> str:
     other = others.get(o.entry.get("pair"))
     if other is None or agreement(other) == agreement(o):
         return ""
-    first = f"{other.entry['section'].split('/')[0].strip()} 演示 {_demo(other.entry)}"
+    section = re.sub(r"^Ex(\d+)", r"练习 \1", other.entry["section"].split("/")[0].strip())
+    first = f"{section} 演示 {_demo(other.entry)}"
     rated = [c for c in (o, other) if c.protocol is not None and c.detail]
     decides = ""
     if len(rated) == 1:  # the one judged seed by seed on the recorded seeds decides
@@ -546,6 +550,9 @@ def problem_lists(outcomes, html_mode: bool) -> str:
     return "\n\n".join(parts)
 
 
+EXERCISE_PREFIX = re.compile(r"^ 练习 \d+：")  # "练习 8：" after the link "练习 8" says it twice
+
+
 def problems_short(outcomes) -> str:
     """The study reading's overview (HTML): per status that does not agree, how many and which
     — each by its section and what the lecture says, linked to its section."""
@@ -556,7 +563,8 @@ def problems_short(outcomes) -> str:
         chosen = [o for o in outcomes if study_verdict(o) == status]
         if chosen:
             items = "；".join(
-                f"{section_ref(o.entry['section'], True)} {chinese_part(o.entry['claim'])}"
+                f"{section_ref(o.entry['section'], True)}"
+                + EXERCISE_PREFIX.sub("：", " " + chinese_part(o.entry["claim"]), count=1)
                 for o in chosen
             )
             parts.append(f"- **{SUPPORTS[status]}（{len(chosen)} 条）**：{items}")

@@ -40,6 +40,8 @@ validation and evaluation; split, the Outcome would live apart from what builds 
 
 import importlib.util
 import math
+import re
+import string
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -119,6 +121,7 @@ ENTRY_KEYS = {
     "parts",  # one short name per check step: a compound claim says which part holds
     "pair",  # the id of a claim on the same lecture sentence judged another way
     "judges",  # with `pair`: the part of the sentence this claim judges, in a few words
+    "ours",  # the study reading's "ours" as words around the values: "L = 8 时 {a[0]}"
 }
 DECIDE_KEYS = {"recorded", "where"}  # (not "on": YAML 1.1 reads it as true)
 SELECTOR_KEYS = {"demo", "quantity", "where", "stat", "reduce"}
@@ -255,6 +258,9 @@ def _validate(entry: dict) -> None:
     for name in _show_names(entry):
         if name not in selectors:
             raise ValueError(f"show names {name!r}, which is not one of {sorted(selectors)}")
+    for name in ours_fields(entry.get("ours", "")):
+        if name not in selectors:
+            raise ValueError(f"ours names {name!r}, which is not one of {sorted(selectors)}")
     checks.validate(steps_of(entry), set(selectors), lecture_numbers(entry))
     if "why" in entry:
         why = entry["why"]
@@ -344,6 +350,45 @@ def select(tables: dict, selector: dict, default_demo: str | None = None) -> pd.
 def scalar_or_list(values: np.ndarray):
     values = np.atleast_1d(values)
     return float(values[0]) if len(values) == 1 else [float(v) for v in values]
+
+
+def ours_fields(template: str) -> list[str]:
+    """The values an `ours` template names ("L = 8 时 {a[0]}，均值 {b.mean}" -> a, b)."""
+    fields = [f for _, f, _, _ in string.Formatter().parse(template) if f is not None]
+    if any(not f for f in fields):
+        raise ValueError(f"ours {template!r}: an empty {{}} names no value")
+    return [re.split(r"[.\[]", f, maxsplit=1)[0] for f in fields]
+
+
+class Shown:
+    """A value in an `ours` template, printed in its claim's format: "{x}" the value (a list in
+    brackets), "{x[0]}", "{x[-1]}" one element, "{x.mean}", "{x.min}", "{x.max}" a summary."""
+
+    def __init__(self, value, fmt: str):
+        self.value, self.fmt = value, fmt
+
+    def __format__(self, spec: str) -> str:
+        return fmt_values(self.value, self.fmt)
+
+    def __getitem__(self, i) -> "Shown":
+        return Shown(float(list(self.value)[int(i)]), self.fmt)
+
+    def _summary(self, fn) -> "Shown":
+        return Shown(float(fn(np.atleast_1d(self.value))), self.fmt)
+
+    mean = property(lambda self: self._summary(np.mean))
+    min = property(lambda self: self._summary(np.min))
+    max = property(lambda self: self._summary(np.max))
+
+
+def ours_words(entry: dict, numbers: dict) -> str:
+    """An entry's `ours` template filled with its values ("" without one)."""
+    template = entry.get("ours")
+    if not template:
+        return ""
+    fmt = entry.get("fmt", ".3g")
+    words = template.format(**{n: Shown(numbers[n], fmt) for n in ours_fields(template)})
+    return re.sub(r"都在 (\S+) 到 \1 之间", r"都是 \1", words)  # a range that is one number
 
 
 def fmt_values(values, fmt: str) -> str:

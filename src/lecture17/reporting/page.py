@@ -103,6 +103,104 @@ def symbols(html_text: str) -> str:
 
 
 # -----------------------------------------------------------------------------
+# one name per demo for a student: the lecture's "代码 05 演示 1" (its scripts 01-05), and the
+# same form for the demos this code adds (06 beyond the lecture, 07-09 recorded seeds, 13 the
+# exercises' inputs); the registry's "05.1" stays in code, paths and the Markdown a diff reads
+
+DEMO_ID = re.compile(
+    r"(?:演示 (?:demo )?|demo )?(?<![\w.§/-])(0[1-9])\.(\d)(?![\w.])"
+    r"|(?:演示 (?:demo )?|demo |config )(13)\.(\d)(?![\w.])",
+    re.ASCII,
+)
+
+
+def demo_name(demo_id: str) -> str:
+    """ "05.1" -> "代码 05 演示 1"."""
+    script, k = demo_id.split(".")
+    return f"代码 {script} 演示 {k}"
+
+
+def demo_names(html_text: str) -> str:
+    """Every demo id in running text ("演示 06.2", "05.1 的读法", "config 13.1") as the
+    lecture names its demos: "代码 06 演示 2" (code, formulas and attributes untouched)."""
+
+    def name(m: re.Match) -> str:
+        script, k = (m[1], m[2]) if m[1] else (m[3], m[4])
+        return demo_name(f"{script}.{k}")
+
+    return _text_segments(html_text, lambda text: DEMO_ID.sub(name, text))
+
+
+# -----------------------------------------------------------------------------
+# English once: the views, labels and headings say most things twice ("最快步数 fastest", "§4.4
+# “查字典”实验 The look-up task"); the study reading shows an English gloss where it first
+# appears and hides it after (<span class="en">; the audit reading and the Markdown keep all)
+
+GLOSS = re.compile(
+    r"(?<=[\u3400-\u9fff）”]) ([A-Za-z][A-Za-z '’\-/,.:()&?!…]*?)(?=\s*(?:[（，；：。、]|$))"
+)
+# English that is the term itself, not a translation of the Chinese before it: kept wherever
+# it appears (a model, an optimizer, a proper name, a word the lecture leaves in English)
+TERMS = frozenset(
+    "GRU KV Transformer RNN Adam SGD LayerNorm BatchNorm RoPE ALiBi EOS BOS PyTorch numpy "
+    "Post-LN Pre-LN FFN softmax beam Luong FlashAttention Jane Marie visite l'Afrique l’Afrique "
+    "septembre en Press Vaswani Xiong warmup argmax seq2seq masked_fill SDPA MKL CPU GPU float32 "
+    "float64 exp ln ReLU tanh logit cuDNN BERT GPT ViT dtype nan exposure input teacher "
+    "padding look-ahead query key value hook".split()
+)
+HIDING = ("audit", "spread", "en")  # classes whose text the study reading does not show
+
+
+def _is_gloss(run: str) -> bool:
+    words = re.findall(r"[A-Za-z][\w'’\-.]*", run)
+    return not (
+        any(w.strip(".") in TERMS or "." in w.strip(".") or len(w) == 1 for w in words)
+        or (len(words) < 2 and not run.islower())  # one capitalised word: a name, not a gloss
+        or run.count("(") != run.count(")")
+    )
+
+
+def english_once(html_text: str) -> str:
+    """Every English gloss after Chinese text is shown once in the study reading (the first
+    time it is visible there) and wrapped in <span class="en"> after that."""
+    seen, out, stack = set(), [], []  # stack: (tag, hides) of the open elements
+
+    def gloss(match: re.Match) -> str:
+        run = match[1].rstrip()
+        if not _is_gloss(run):
+            return match[0]
+        if any(hides for _, hides in stack):  # the audit reading's: never the first showing
+            return match[0]
+        if run.lower() not in seen:
+            seen.add(run.lower())
+            return match[0]
+        return f' <span class="en">{run}</span>' + match[0][len(run) + 1 :]
+
+    for part in re.split(r"(<[^>]+>)", html_text):
+        tag = re.match(r"<\s*(/?)\s*([a-zA-Z0-9]+)([^>]*)>", part) if part.startswith("<") else None
+        if tag:
+            closing, name, attrs = tag[1], tag[2].lower(), tag[3]
+            if closing:
+                while stack and stack.pop()[0] != name:
+                    pass
+            elif not attrs.rstrip().endswith("/") and name not in VOID:
+                classes = re.search(r'class="([^"]*)"', attrs)
+                hides = name in ("details", "nav") or bool(
+                    classes and set(classes[1].split()) & set(HIDING)
+                )
+                stack.append((name, hides))
+            out.append(part)
+        elif any(name in RAW_TEXT for name, _ in stack):
+            out.append(part)
+        else:
+            out.append(GLOSS.sub(gloss, part))
+    return "".join(out)
+
+
+VOID = ("br", "img", "hr", "input", "meta", "link", "source", "col", "wbr")
+
+
+# -----------------------------------------------------------------------------
 # headings, the table of contents, and links to sections and claims
 
 SECTION_NUMBERS = re.compile(r"§(\d+)(?:\.(\d+))?")
@@ -170,12 +268,13 @@ def toc_entry(h: dict) -> str:
     if not match:
         return f'<a href="#{h["id"]}">{title}{label}</a>'
     number, rest = match.groups()
-    if rest.startswith("超出讲义："):  # "§8.4 超出讲义": told apart from §8.4 itself on a phone
-        number, rest = f"{number} 超出讲义", rest.removeprefix("超出讲义：")
-    return (
-        f'<a href="#{h["id"]}"><span class="n">{number}</span> <span class="t">{rest}</span>'
-        f"{label}</a>"
-    )
+    if rest.startswith("超出讲义："):  # told apart from §8.4 itself, and from each other, on a
+        # phone (which shows the number only): "§8.4 超出讲义：KV cache"
+        short = rest.removeprefix("超出讲义：").partition(" Beyond")[0]
+        number, rest = f"{number} 超出讲义：{short.strip()}", ""
+    rest = GLOSS.sub(lambda m: "" if _is_gloss(m[1].rstrip()) else m[0], rest).strip()
+    title = f' <span class="t">{rest}</span>' if rest else ""  # the Chinese title
+    return f'<a href="#{h["id"]}"><span class="n">{number}</span>{title}{label}</a>'
 
 
 def toc(headings: list[dict]) -> str:
@@ -218,7 +317,11 @@ def section_link(part: str, targets: dict) -> str:
         target = targets.get(key) or targets.get((major, None))
     else:
         target = targets.get((13, None)) if part.startswith("Ex") else None
-    return f'<a href="#{target}">{part}</a>' if target else part
+    shown = EXERCISE.sub(r"练习 \1", part)  # the ledger's "Ex4(c)" as the lecture says it
+    return f'<a href="#{target}">{shown}</a>' if target else shown
+
+
+EXERCISE = re.compile(r"\bEx(\d+)")
 
 
 def resolve_links(html_text: str, targets: dict, ids: set) -> str:
@@ -259,7 +362,9 @@ def seed_spreads(html_text: str) -> str:
     def cell(match):
         return match.group(1) + SPREAD.sub(r'<span class="spread">\g<0></span>', match.group(2))
 
-    return re.sub(r"(<td[^>]*>)(.*?)(?=</td>)", cell, html_text)
+    html_text = re.sub(r"(<td[^>]*>)(.*?)(?=</td>)", cell, html_text)
+    # a caption's promise of the spread ("种子 0–2 的平均（最小–最大）") goes with the spreads
+    return html_text.replace("（最小–最大）", '<span class="spread">（最小–最大）</span>')
 
 
 def mark_machine_dependent(html_text: str, begin: str, end: str) -> str:
@@ -297,10 +402,11 @@ def to_html(md_text: str, figure_dir: Path, page: Path, machine_markers: tuple) 
     """The report's HTML flavour of Markdown -> the self-contained page."""
     md_text, formulas = stash_math(md_text)
     body = markdown.markdown(md_text, extensions=["tables", "fenced_code"], output_format="html")
-    body = symbols(restore_math(body, formulas))
+    body = demo_names(symbols(restore_math(body, formulas)))
     body, headings = anchor_headings(body)
     body = resolve_links(body, section_targets(headings), element_ids(body))
     body = mark_machine_dependent(wrap_tables(seed_spreads(audit_blocks(body))), *machine_markers)
+    body = english_once(body)
     env = Environment(loader=FileSystemLoader(page.parent), undefined=StrictUndefined)
     text = env.get_template(page.name).render(body=body, toc=toc(headings))
     return embed_figures(text, figure_dir)

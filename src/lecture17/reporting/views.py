@@ -59,6 +59,24 @@ def row_key(table, r) -> tuple:
     return tuple(r[c] for c in table.columns if c not in ("demo", *STATS))
 
 
+NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:e-?\d+)?")
+
+
+def _column_label(column: str, value, labels: dict, levels: int) -> str:
+    """One level of a column's header: its label; a bare number among several levels names its
+    setting ("d_k = 16 · 最快步数", not "16 · 最快步数")."""
+    if value in labels:
+        return labels[value]
+    if levels > 1 and NUMBER.fullmatch(str(value)):  # the tables' labels are strings
+        return f"{labels.get(column, column)} = {value}"
+    return str(value)
+
+
+def column_header(columns: list, key: tuple, labels: dict) -> str:
+    pairs = zip(columns, key, strict=True)
+    return " · ".join(_column_label(c, v, labels, len(key)) for c, v in pairs) or "值 value"
+
+
 def view_grid(table, view, lecture=None, html=False) -> dict:
     """A view as {corner, columns, rows: [(label, [cells])]}; `lecture` maps row keys to the
     lecture's value, printed beside ours in that cell."""
@@ -82,7 +100,7 @@ def view_grid(table, view, lecture=None, html=False) -> dict:
         "keys": col_keys,
         "by_quantity": index == ["quantity"],  # the row labels name what each row is
         "corner": " · ".join(labels.get(c, c) for c in index) or " ",
-        "columns": [" · ".join(labels.get(v, v) for v in ck) or "值 value" for ck in col_keys],
+        "columns": [column_header(columns, ck, labels) for ck in col_keys],
         "rows": [
             (
                 " · ".join(labels.get(v, v) for v in rk),
