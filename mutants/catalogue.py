@@ -6,10 +6,12 @@ names its file and its function ("warmup_lr", "MultiHeadAttention.forward"); `ol
 exactly once in that function's source and becomes `new` (mutants/patch.py finds the function
 with `ast`, so a moved function still patches and a renamed one fails, naming the mutant).
 `code` says whose code it edits: "analytic" (attention_numpy.py, the numpy blocks that no demo
-trains, and the analytic demos' own code in experiments/: the sensitivity of 01.4, the Monte
-Carlo of 02.1-02.2, the counts of 01.5 and 04.5) or "trained" (tiny_transformer.py and
-training.py, the models (§4.4's LookupAttention among them) and the loop the trained demos
-run; a few of their functions also feed analytic demos, e.g. the KV cache of 06.2).
+trains, and the analytic demos' own code in experiments/: the Jane sentence and the
+sensitivity of 01.1-01.4, the Monte Carlo of 02.1-02.2, the counts of 01.5 and 04.5, the random
+draws and norms of 04.1-04.6, the control of 03.4, the exercises of 13.1) or "trained"
+(tiny_transformer.py and training.py, the models (§4.4's LookupAttention among them) and the
+loop the trained demos run; a few of their functions also feed analytic demos, e.g. the KV
+cache and the position count of 06.2).
 
 Only bugs that can reach a number this project computes are here: its tasks have no padding
 and its models no dropout, so no padding-only or dropout bug is listed.
@@ -22,6 +24,8 @@ NUMPY = "src/lecture17/attention_numpy.py"
 SELF_ATTENTION = "src/lecture17/experiments/self_attention.py"
 SCALING = "src/lecture17/experiments/scaling_multihead.py"
 LAYERS = "src/lecture17/experiments/layers.py"
+POSITIONS = "src/lecture17/experiments/positional_encoding.py"
+EXERCISES = "src/lecture17/experiments/exercises.py"
 TORCH = "src/lecture17/tiny_transformer.py"
 TRAINING = "src/lecture17/training.py"
 CODES = ("analytic", "trained")
@@ -184,6 +188,27 @@ CATALOGUE = [
         "    var = ((x - mean) ** 2).mean(axis=0, keepdims=True)",
         "LayerNorm's statistics over the batch axis (BatchNorm's) instead of the features",
     ),
+    _numpy(
+        "pe_sin_slot_gets_cos",
+        "positional_encoding",
+        "pe[:, 0::2] = np.sin(angles)",
+        "pe[:, 0::2] = np.cos(angles)",
+        "copy-paste slip the other way: the even dimensions get cos too, no sin",
+    ),
+    _numpy(
+        "pe_exponent_without_d_model",
+        "_frequencies",
+        "return 1.0 / 10000.0 ** (two_i / d_model)",
+        "return 1.0 / 10000.0**two_i",
+        "PE frequencies 1/10000^(2i) with the exponent's /d_model left out",
+    ),
+    _numpy(
+        "mha_param_count_without_w_o",
+        "count_mha_params",
+        "return 4 * d_model**2 + 4 * d_model",
+        "return 3 * d_model**2 + 3 * d_model",
+        "multi-head attention's parameters counted as W^Q, W^K, W^V only: W^O forgotten",
+    ),
     # --- the analytic demos' own code (experiments/) ------------------------------------------
     _demo(
         "jane_query_transposed",
@@ -265,6 +290,105 @@ CATALOGUE = [
         "x = y[:, t - 1 : t]",
         "decoding without a cache that feeds only the newest position (no cache to read from)",
     ),
+    # written from the counted claims that no mutant had flipped (session 10)
+    _demo(
+        "jane_afrique_one_based",
+        SELF_ATTENTION,
+        "jane_example",
+        'afrique = JANE_WORDS.index("l\'Afrique")',
+        "afrique = 3  # q⟨3⟩",
+        "the lecture's 1-based q⟨3⟩ used as a 0-based index: the row of 'en' read as l'Afrique's",
+    ),
+    _demo(
+        "self_attention_causal",
+        SELF_ATTENTION,
+        "_self_attention",
+        'scaled_dot_product_attention(X @ W["q"], X @ W["k"], X @ W["v"])[0]',
+        "scaled_dot_product_attention(\n"
+        '        X @ W["q"], X @ W["k"], X @ W["v"], np.tril(np.ones((len(X), len(X))))\n'
+        "    )[0]",
+        "a decoder's look-ahead mask left in the encoder's self-attention of §3.2",
+    ),
+    _demo(
+        "sensitivity_not_reversed",
+        SELF_ATTENTION,
+        "path_length",
+        "np.mean(per_sequence, axis=0)[::-1]",
+        "np.mean(per_sequence, axis=0)",
+        "the sensitivities indexed by the position j, not by the distance n − 1 − j",
+    ),
+    _demo(
+        "sensitivity_attention_init_unscaled",
+        SELF_ATTENTION,
+        "_random_attention",
+        "torch.from_numpy(rng.standard_normal((d_model, d_model)) / np.sqrt(d_model))",
+        "torch.from_numpy(rng.standard_normal((d_model, d_model)))",
+        "W^Q, W^K, W^V drawn N(0, 1): the 1/√d_model of the variance-preserving init left out",
+    ),
+    _demo(
+        "counted_flops_as_multiply_adds",
+        SELF_ATTENTION,
+        "_counted_multiply_adds",
+        'counted["self_attention"] = counter.get_total_flops() // 2',
+        'counted["self_attention"] = counter.get_total_flops()',
+        "FlopCounterMode's FLOPs taken for multiply-adds (it counts 2 FLOPs per multiply-add)",
+    ),
+    _demo(
+        "pad_weight_summed_over_queries",
+        SCALING,
+        "_mask_pitfall_rows",
+        'np.einsum("bhqk,bk->bhq", w.numpy(), is_pad.astype(np.float64))',
+        'np.einsum("bhqk,bq->bhq", w.numpy(), is_pad.astype(np.float64))',
+        "the weight on the pads read along the padded queries instead of the padded keys",
+    ),
+    _demo(
+        "control_uniform_over_predecessors",
+        POSITIONS,
+        "_control_rows",
+        "np.abs(control - 1 / n_positions).max()",
+        "np.abs(control - 1 / (n_positions - 1)).max()",
+        "'uniform' taken as 1/(n − 1), over the positions with a predecessor, not all n keys",
+    ),
+    _demo(
+        "batch_norm_eval_mode",
+        LAYERS,
+        "layernorm_vs_batchnorm",
+        "bn = torch.nn.BatchNorm1d(d_model, dtype=torch.float64).train()",
+        "bn = torch.nn.BatchNorm1d(d_model, dtype=torch.float64).eval()",
+        "BatchNorm in eval mode: it normalises by its running statistics, not the batch's",
+    ),
+    _demo(
+        "layer_norm_gain_named_gamma",
+        LAYERS,
+        "_randomize_",
+        'name.endswith("weight")',
+        'name.endswith("gamma")',
+        "LayerNorm's gain looked up by TF's name 'gamma': drawn N(0, 0.1²), not 1 + N(0, 0.1²)",
+    ),
+    _demo(
+        "look_ahead_init_variance_as_std",
+        LAYERS,
+        "look_ahead_mask",
+        "rng.standard_normal((3, d_model, d_model)) / np.sqrt(d_model)",
+        "rng.standard_normal((3, d_model, d_model)) / d_model",
+        "W ~ N(0, 1/d_model) drawn with standard deviation 1/d_model (§8.1's numpy attention)",
+    ),
+    _demo(
+        "padding_init_variance_as_std",
+        LAYERS,
+        "_padded_inputs",
+        'f"W_{p}": rng.standard_normal((d_model, d_model)) / np.sqrt(d_model)',
+        'f"W_{p}": rng.standard_normal((d_model, d_model)) / d_model',
+        "W ~ N(0, 1/d_model) drawn with standard deviation 1/d_model (§8.3's attention)",
+    ),
+    _demo(
+        "fully_masked_row_as_ones",
+        EXERCISES,
+        "exercise_4",
+        "nothing = np.zeros((1, n_keys))  # every key masked",
+        "nothing = np.ones((1, n_keys))  # every key masked",
+        "a fully masked row written as ones: 1 read as 'masked', the opposite of 1 = may attend",
+    ),
     # --- tiny_transformer.py: the PyTorch models (§5–§9, §8.4) --------------------------------
     _torch(
         "fused_scale_flag_inverted",
@@ -335,6 +459,13 @@ CATALOGUE = [
         "scores = scores / math.sqrt(self.d_k)",
         "scores = scores / self.d_k",
         "look-up scores divided by d_k instead of sqrt(d_k)",
+    ),
+    _torch(
+        "count_positions_reads_batch_axis",
+        "count_positions",
+        'counted["positions"] += output.shape[1]',
+        'counted["positions"] += output.shape[0]',
+        "positions read off axis 0, as in PyTorch's default (n, b, d) layout: the batch counted",
     ),
     # --- training.py: tasks, the loop, evaluation (§4.4, §7.5, §8.4, §9) ---------------------
     _training(

@@ -62,8 +62,10 @@ import yaml
 
 from mutants import protocol
 from mutants.catalogue import (
+    EXERCISES,
     LAYERS,
     NUMPY,
+    POSITIONS,
     SCALING,
     SELF_ATTENTION,
     TORCH,
@@ -91,6 +93,8 @@ TESTS = {
     SELF_ATTENTION: ["tests/experiments/test_self_attention.py"],
     SCALING: ["tests/experiments/test_scaling_multihead.py"],
     LAYERS: ["tests/experiments/test_layers.py"],
+    POSITIONS: ["tests/experiments/test_positional_encoding.py"],
+    EXERCISES: ["tests/test_attention_numpy.py"],  # where the exercises' answers are tested
 }
 SIMULATED_CPU = {"ATEN_CPU_CAPABILITY": "avx2", "MKL_CBWR": "COMPATIBLE"}
 DECISIONS = ("caught-by-build", "caught-by-ledger", "caught-by-tests", "equivalent", "survivor")

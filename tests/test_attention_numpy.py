@@ -888,6 +888,20 @@ def test_exercise_4_fully_masked_row_with_minus_inf_is_nan():
     assert_close(weights[0].sum(), 1.0)  # a row with some key left is fine
 
 
+def test_exercise_4_demo_masks_every_key_of_its_row():
+    """13.1's own rows (experiments/exercises.py), not the computation above redone: its row
+    must mask every key (the mutant fully_masked_row_as_ones showed it untested), so float32
+    is uniform, float64 is not, and −∞ gives nan."""
+    from lecture17.experiments.exercises import exercise_4
+
+    found = {
+        (r["quantity"], r.get("dtype")): r["value"] for r in exercise_4([1, 7, 3, 0], 4, seed=0)
+    }
+    assert found[("max_dev_from_uniform", "float32")] < 1e-6
+    assert found[("max_dev_from_uniform", "float64")] > 0.05
+    assert found[("nan_with_minus_inf", "float64")] == 1.0
+
+
 def _matmul_multiply_adds(*shapes) -> int:
     """Multiply-adds of a chain of (rows, inner) @ (inner, cols) products, from their shapes."""
     return sum(rows * inner * cols for rows, inner, cols in shapes)

@@ -11,6 +11,7 @@ placement each setup builds (test_training_demos.py holds what every training de
 
 import math
 
+import numpy as np
 import pytest
 from conftest import EQUIV, value
 from demos import config, kwargs, run, seeds, spec, tiny_run
@@ -134,6 +135,25 @@ def test_04_4_without_the_mask_the_future_leaks(seed):
     assert value(table, "max_weight_future", mask="none") > 0.01
     assert value(table, "max_change_past", mask="none") > O1  # lecture: 2.74
     assert value(table, "jacobian_future_min", mask="none") > 0.01  # lecture: 0.147
+
+
+def test_04_4_numpy_attention_weights_are_variance_preserving(monkeypatch):
+    """§8.1's single-head numpy attention draws W^Q, W^K, W^V ~ N(0, 1/d_model), §4.4's init
+    (the mutant look_ahead_init_variance_as_std, standard deviation 1/d_model, shrank the
+    past's change tenfold and still passed every O(1) test above)."""
+    drawn, real = [], layers._masked_attention_values
+
+    def spy(weights_qkv, *args):
+        drawn.append(np.asarray(weights_qkv))
+        return real(weights_qkv, *args)
+
+    monkeypatch.setattr(layers, "_masked_attention_values", spy)
+    settings = config()["04.4"]["settings"]
+    load_demo("04.4")(**settings, seed=0)
+    d_model = settings["d_model"]
+    assert drawn and drawn[0].shape == (3, d_model, d_model)
+    # 3 d² draws: the sample variance's relative sd is √(2 / 3d²), 2.6 % at d = 32
+    assert drawn[0].var() * d_model == pytest.approx(1, rel=0.15)
 
 
 # -------------------------------------------------------------------------------------------
