@@ -10,8 +10,9 @@ trains, and the analytic demos' own code in experiments/: the Jane sentence and 
 sensitivity of 01.1-01.4, the Monte Carlo of 02.1-02.2, the counts of 01.5 and 04.5, the random
 draws and norms of 04.1-04.6, the control of 03.4, the exercises of 13.1) or "trained"
 (tiny_transformer.py and training.py, the models (§4.4's LookupAttention among them) and the
-loop the trained demos run; a few of their functions also feed analytic demos, e.g. the KV
-cache and the position count of 06.2).
+loop the trained demos run, and a trained demo's own code: 03.5's norms at initialisation; a
+few of their functions also feed analytic demos, e.g. the KV cache and the position count of
+06.2).
 
 Only bugs that can reach a number this project computes are here: its tasks have no padding
 and its models no dropout, so no padding-only or dropout bug is listed.
@@ -466,6 +467,14 @@ CATALOGUE = [
         'counted["positions"] += output.shape[1]',
         'counted["positions"] += output.shape[0]',
         "positions read off axis 0, as in PyTorch's default (n, b, d) layout: the batch counted",
+    ),
+    _torch(  # a trained demo's own code (03.5): its claims are decided on the recorded 07.3
+        "init_norms_over_vocabulary",
+        "_init_norms",
+        "embed.token.weight.detach().norm(dim=1).mean().item()",
+        "embed.token.weight.detach().norm(dim=0).mean().item()",
+        "the embeddings' mean length taken along dim 0: each dimension's norm over the vocabulary",
+        file=POSITIONS,
     ),
     # --- training.py: tasks, the loop, evaluation (§4.4, §7.5, §8.4, §9) ---------------------
     _training(

@@ -151,6 +151,25 @@ def test_pe_norms_at_initialisation():
     assert value(plain, "embedding_norm") == value(scaled, "embedding_norm")
 
 
+def test_pe_init_embedding_norm_is_the_mean_length_of_a_token_row():
+    """§6.6's "mean length of the embeddings": ‖row‖ of each token, averaged over the
+    vocabulary (the mutant init_norms_over_vocabulary, each dimension's norm over the
+    vocabulary instead, passed the test above), about √d_model for N(0, 1) rows."""
+    import torch
+
+    settings = spec("03.5")["settings"]
+    keys = ("d_model", "n_heads", "d_ff", "n_enc_layers", "n_dec_layers", "scale")
+    torch.manual_seed(0)
+    model = positional_encoding.pe_ablation_model(
+        variant="sinusoidal", vocab_size=training.VOCAB_SIZE, **{k: settings[k] for k in keys}
+    )
+    norms = positional_encoding._init_norms(model, settings["length"])
+    rows = model.encoder.embed.token.weight.detach().numpy()  # (vocab, d_model)
+    expected = np.linalg.norm(rows, axis=1).mean()
+    assert norms["embedding_norm"] == pytest.approx(expected, rel=1e-6)  # float32 rows
+    assert norms["embedding_norm"] == pytest.approx(math.sqrt(settings["d_model"]), rel=0.25)
+
+
 def test_pe_no_positional_encoding_has_no_pe_norm():
     out = positional_encoding.pe_ablation(**kwargs("03.5", {"variant": "none"}), seed=0)
     assert "pe_norm" not in set(out["quantity"])
