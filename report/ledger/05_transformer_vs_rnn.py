@@ -313,7 +313,7 @@ def _every_head_keeps(full, per_head, what: str) -> Finding:
     worst = float(np.min(per_head[:, learned]))
     return Finding(
         ok,
-        f"学会了的种子里{what}都还 ≥ {HEADS_LEARNED:g} 的 seeds that keep it with every head："
+        f"学会了的种子里{what}，都还 ≥ {HEADS_LEARNED:g} 的 seeds that keep it with every head："
         f"{text}（{full.size} 个种子里 {n} 个学会；最低 lowest {worst:.3f}）",
     )
 

@@ -277,7 +277,7 @@ def chinese_part(claim: str) -> str:
     return claim if head.endswith(DANGLING) else head
 
 
-DANGLING = ("的", "时", "在", "和", "与", "对", "是", "：")
+DANGLING = ("的", "时", "在", "和", "与", "对", "是", "：", "；")  # "；": a list cut short
 
 
 def seed_words(seeds: list) -> str:
@@ -332,6 +332,10 @@ def study_ours(o) -> str:
         return ""
     if words := ledger_mod.ours_words(o.entry, o.numbers):  # the claim's own words around them
         return f"我们（{where}）：{words}" if (where := scope(o, False)) else f"我们：{words}"
+    for f in o.findings:  # a rate a predicate counted: "落后的种子：0/10" says what was found
+        if m := COUNTED_RATE.search(f.text.removeprefix("未满足 not met：")):
+            what = study_text(ENGLISH_AFTER.sub("", m["what"]).strip())
+            return f"我们：{what} {m['k']}/{m['n']}"
     n = len(o.ours.strip("()").split(", ")) if o.ours.startswith("(") else 1
     named = _named_values(o) if n <= 3 else ""
     where = scope(o, stat_words=not named)  # a named value says its statistic itself
@@ -353,6 +357,9 @@ def _named_values(o) -> str:
 
 
 RECORDED_RATE = "记录的种子里讲义的话成立的"  # ledger.decided_on_recorded's finding
+ENGLISH_AFTER = re.compile(r"(?<=[\u3400-\u9fff）]) [A-Za-z][A-Za-z0-9 '’\-/.<>=]*?(?=（|$)")
+# a predicate's count over seeds, "落后的种子（…）：0/10（95% 区间 …）" or "…：100/100 = 1.00"
+COUNTED_RATE = re.compile(r"(?P<what>[^：；:]+?)[：:] ?(?P<k>\d+)/(?P<n>\d+)(?=（95%| =)")
 
 
 def parts_word(o) -> str:
@@ -390,7 +397,7 @@ def protocol_note(o) -> str:
             why = "离讲义" + why.split("离讲义", 1)[1].removesuffix("：超出容差")
             why = why.replace("，容差 ", "，只允许差 ")  # the rule in the reader's words
         said += f"（{why}）"
-    return f"表中这次构建训练的{seed_words(p.seeds)} 上{said}；以记录的 {len(o.seeds)} 个种子为准。"
+    return f"本页表格里的{seed_words(p.seeds)} 上{said}；以记录的 {len(o.seeds)} 个种子为准。"
 
 
 def pair_note(o, others: dict) -> str:
@@ -456,7 +463,8 @@ def takeaway(o, others: dict | None = None) -> str:
     failed = [f.text for f in o.findings if f.ok is False]
     if v == "timing_fails" and failed and (not ours or ours.startswith("我们按")):  # our number
         ours = "我们：" + study_text(failed[0]).removeprefix("未满足：")
-    numbers = f"讲义 {chinese_part(str(e['lecture']))}" + (f"，{ours}" if ours else "")
+    lecture = chinese_part(str(e["lecture"])).removesuffix("。")  # "…exposure bias。，我们"
+    numbers = f"讲义 {lecture}" + (f"，{ours}" if ours else "")
     claim = chinese_part(e["claim"])
     if e.get("flag") and e["flag"] not in claim:  # the reading it rests on, explained at the top
         claim += f"（{e['flag']}）"
@@ -550,6 +558,15 @@ def problem_lists(outcomes, html_mode: bool) -> str:
     return "\n\n".join(parts)
 
 
+def short_claim(claim: str) -> str:
+    """A claim's Chinese part without its parentheses (how it is read, what we show): the
+    overview's one clause per claim; the card keeps them."""
+    text, previous = chinese_part(claim), None
+    while text != previous:  # innermost first: "（判定：…（…）…）"
+        previous, text = text, re.sub(r"（[^（）]*）", "", text)
+    return text.strip()
+
+
 EXERCISE_PREFIX = re.compile(r"^ 练习 \d+：")  # "练习 8：" after the link "练习 8" says it twice
 
 
@@ -564,7 +581,7 @@ def problems_short(outcomes) -> str:
         if chosen:
             items = "；".join(
                 f"{section_ref(o.entry['section'], True)}"
-                + EXERCISE_PREFIX.sub("：", " " + chinese_part(o.entry["claim"]), count=1)
+                + EXERCISE_PREFIX.sub("：", " " + short_claim(o.entry["claim"]), count=1)
                 for o in chosen
             )
             parts.append(f"- **{SUPPORTS[status]}（{len(chosen)} 条）**：{items}")

@@ -35,6 +35,7 @@ SYMBOLS = {
     "h_t^T h_s": r"h_t^\top h_s",
     "O(log_k n)": r"O(\log_k n)",
     "e^30": "e^{30}",
+    "e^−1e9": r"e^{-10^9}",
     "10^13": "10^{13}",
     "W_i^Q": "W_i^Q",
     "M_10": "M_{10}",
@@ -155,7 +156,7 @@ def _is_gloss(run: str) -> bool:
     words = re.findall(r"[A-Za-z][\w'’\-.]*", run)
     return not (
         any(w.strip(".") in TERMS or "." in w.strip(".") or len(w) == 1 for w in words)
-        or (len(words) < 2 and not run.islower())  # one capitalised word: a name, not a gloss
+        or len(words) < 2  # one word may be the term itself ("不同 batch"): never hidden
         or run.count("(") != run.count(")")
     )
 
@@ -174,7 +175,7 @@ def english_once(html_text: str) -> str:
         if run.lower() not in seen:
             seen.add(run.lower())
             return match[0]
-        return f' <span class="en">{run}</span>' + match[0][len(run) + 1 :]
+        return f'<span class="en"> {run}</span>' + match[0][len(run) + 1 :]  # its space too
 
     for part in re.split(r"(<[^>]+>)", html_text):
         tag = re.match(r"<\s*(/?)\s*([a-zA-Z0-9]+)([^>]*)>", part) if part.startswith("<") else None
@@ -364,7 +365,8 @@ def seed_spreads(html_text: str) -> str:
 
     html_text = re.sub(r"(<td[^>]*>)(.*?)(?=</td>)", cell, html_text)
     # a caption's promise of the spread ("种子 0–2 的平均（最小–最大）") goes with the spreads
-    return html_text.replace("（最小–最大）", '<span class="spread">（最小–最大）</span>')
+    html_text = html_text.replace("（最小–最大）", '<span class="spread">（最小–最大）</span>')
+    return html_text.replace(" (min–max)", '<span class="spread"> (min–max)</span>')
 
 
 def mark_machine_dependent(html_text: str, begin: str, end: str) -> str:

@@ -208,14 +208,14 @@ class Report:
     def figure_ref(self, name: str, short: bool = False) -> str:
         """ "图 4.4 Figure 4.4" (a link in the page); short: "图 4.4" (a table's pointer)."""
         number = self.numbers[name]
-        text = f"图 {number}" if short else f"图 {number} Figure {number}"
+        text = f"图 {number}" if short or self.html else f"图 {number} Figure {number}"
         if self.html:
             return f'<a href="#fig-{number.replace(".", "-")}">{text}</a>'
         return text
 
     def figure(self, name: str) -> str:
         number, path = self.numbers[name], self.figures[name]
-        label = f"图 {number} Figure {number}"
+        label = f"图 {number}" if self.html else f"图 {number} Figure {number}"  # English once
         if not self.html:
             return f"![{label}](figures/{path.name})\n\n*{label} · {figure_caption(name)}*"
         anchor = f"fig-{number.replace('.', '-')}"

@@ -88,6 +88,9 @@ def view_grid(table, view, lecture=None, html=False) -> dict:
     keys = lambda cols: list(dict.fromkeys(tuple(r) for r in rows[cols].itertuples(index=False)))  # noqa: E731
     row_keys = keys(index) if index else [()]
     col_keys = keys(columns) if columns else [()]
+    if "quantity" in columns and view.get("quantities"):  # the view's order of quantities
+        at, order = columns.index("quantity"), list(view["quantities"])
+        col_keys.sort(key=lambda k: order.index(k[at]) if k[at] in order else len(order))
     cells = {}
     for _, r in rows.iterrows():
         cell_fmt = fmt.get(r["quantity"], ".3g") if isinstance(fmt, dict) else fmt
@@ -170,7 +173,7 @@ def _same_number(ours: str, lecture: str) -> bool:
 
 def beside_lecture(ours: str, lecture: str, html: bool) -> str:
     """A cell the lecture quotes: ours, then the lecture's value (or "= 讲义" where equal)."""
-    quoted = "= 讲义" if _same_number(ours, lecture) else f"讲义 lecture {lecture}"
+    quoted = "= 讲义" if _same_number(ours, lecture) else f"讲义 {lecture}"
     return f'{ours}<span class="lec">{quoted}</span>' if html else f"{ours}（{quoted}）"
 
 
