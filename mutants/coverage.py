@@ -7,19 +7,26 @@ Every counted claim (ledger.COUNTED) is one of
   (the number is PyTorch's, say) — a reason is refused for a claim a mutant did flip, since
   the flip proves the reason wrong;
 - a gap: neither; no mutant run so far flips it. The gaps are listed in the mutation table
-  (README, the report's appendix): each asks for a mutant, or a reason.
+  (README, the report's appendix): each asks for a mutant, or a reason;
+- blind: a gap that the control build itself cannot decide ("not resolvable" there, in
+  mutants/control-verdicts.csv): a claim decided as a rate over recorded seeds, of which the
+  reduced protocol records one or two, whose 95 % interval straddles 1/2 whatever they show.
+  No mutant can flip it at that protocol; closing it needs a protocol with more recorded seeds.
 
 The data mutations of tests/reporting/test_ledger.py prove that a verdict is not constant;
 this proves, claim by claim, that a bug in the code can change it.
 """
 
+import sys
 from pathlib import Path
 
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 REASONS = ROOT / "mutants" / "unreachable.yaml"
-KINDS = ("flipped", "unreachable", "gap")
+CONTROL = ROOT / "mutants" / "control-verdicts.csv"  # claim, status in the control build
+KINDS = ("flipped", "unreachable", "gap", "blind")
+UNDECIDED = "unresolved"  # the ledger's status "not resolvable"
 
 
 def load_reasons(path: Path = REASONS) -> dict[str, str]:
@@ -46,10 +53,36 @@ def flips_by_claim(results: list[dict]) -> dict[str, list[str]]:
     return flipped
 
 
-def coverage(counted: list[str], results: list[dict], reasons: dict[str, str]) -> dict:
+def control_verdicts(control_dir: Path) -> dict[str, str]:
+    """claim id -> its status in a finished control build (evaluated as run.counted_flips does)."""
+    from lecture17.reporting import diff, ledger
+
+    entries = ledger.load_ledger(control_dir / "report" / "ledger")
+    build = diff.load_build(control_dir)
+    return {
+        o.entry["id"]: o.status for o in ledger.evaluate_all(entries, build.tables, build.demos)
+    }
+
+
+def write_control_verdicts(verdicts: dict[str, str], fingerprint: str, path: Path = CONTROL):
+    lines = ["claim,status,fingerprint", *(f"{c},{s},{fingerprint}" for c, s in verdicts.items())]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def load_control_verdicts(path: Path = CONTROL) -> dict[str, str]:
+    if not path.is_file():
+        return {}
+    rows = path.read_text(encoding="utf-8").splitlines()[1:]
+    return {claim: status for claim, status, _ in (r.split(",") for r in rows if r)}
+
+
+def coverage(
+    counted: list[str], results: list[dict], reasons: dict[str, str], control=None
+) -> dict:
     """claim id -> (kind, detail): ("flipped", [mutants]), ("unreachable", reason), ("gap", "")
-    for every counted claim, in ledger order. Refuses a reason for a claim that is not
-    counted, or that a mutant flipped."""
+    or ("blind", "") for every counted claim, in ledger order; control: claim id -> its status
+    in the control build (a gap it cannot decide is blind). Refuses a reason for a claim that
+    is not counted, or that a mutant flipped."""
     if unknown := sorted(set(reasons) - set(counted)):
         raise ValueError(f"unreachable.yaml names claims that are not counted: {unknown}")
     flipped = flips_by_claim(results)
@@ -62,6 +95,8 @@ def coverage(counted: list[str], results: list[dict], reasons: dict[str, str]) -
             out[claim] = ("flipped", flipped[claim])
         elif claim in reasons:
             out[claim] = ("unreachable", reasons[claim])
+        elif (control or {}).get(claim) == UNDECIDED:
+            out[claim] = ("blind", "")
         else:
             out[claim] = ("gap", "")
     return out
@@ -79,9 +114,32 @@ def summary(cov: dict) -> list[str]:
     lines = [
         f"计入标题的 {len(cov)} 条结论 counted claims 里：被至少一个变异翻转的 flipped "
         f"{len(by['flipped'])} 条；说明了为什么代码里的错误碰不到的 unreachable "
-        f"{len(by['unreachable'])} 条（`mutants/unreachable.yaml`）；其余 {len(by['gap'])} 条"
-        "还没有变异翻转过，也没有理由：缺口 gaps，每条都等一个变异或一个理由。"
+        f"{len(by['unreachable'])} 条（`mutants/unreachable.yaml`）；其余 "
+        f"{len(by['gap']) + len(by['blind'])} 条还没有变异翻转过，也没有理由：缺口 gaps，"
+        "每条都等一个变异或一个理由。"
     ]
     if by["gap"]:
         lines.append(f"缺口 gaps：{'、'.join(by['gap'])}。")
+    if by["blind"]:
+        lines.append(
+            f"其中 {len(by['blind'])} 条在控制构建里就无法分辨 not resolvable in the control"
+            "（`mutants/control-verdicts.csv`）：它们按记录的种子上的比率判定，缩减的协议只记录"
+            "一两个种子，比率的 95% 区间总是跨过 1/2，所以在这个协议下没有变异能翻转它们；"
+            f"要补上，协议得记录更多种子：{'、'.join(by['blind'])}。"
+        )
     return lines
+
+
+def main(argv=None) -> int:
+    """python -m mutants.coverage CONTROL_DIR: write the control's verdicts (committed)."""
+    from mutants.run import code_fingerprint
+
+    control_dir = Path((argv or sys.argv[1:])[0])
+    verdicts = control_verdicts(control_dir)
+    write_control_verdicts(verdicts, code_fingerprint(control_dir)[:16])
+    print(f"控制构建的结论 control verdicts → {CONTROL.relative_to(ROOT)}（{len(verdicts)} 条）")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

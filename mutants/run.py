@@ -60,7 +60,7 @@ from pathlib import Path
 
 import yaml
 
-from mutants import protocol
+from mutants import coverage, protocol
 from mutants.catalogue import (
     EXERCISES,
     LAYERS,
@@ -512,12 +512,22 @@ def recorded_stage(build: Build, control_dir: Path, runs: list[str], noise: dict
 
 
 def run_mutant(
-    mutant: Mutant, control_dir: Path, work: Path, cores: int, tests: str, noise: dict
+    mutant: Mutant,
+    control_dir: Path,
+    work: Path,
+    cores: int,
+    tests: str,
+    noise: dict,
+    recorded_when: str = "uncaught",
 ) -> dict:
     """One mutant, judged in the order that costs least: the protocol's demos; the mutated
     module's tests; then, if the protocol's demos did not catch it, the recorded demos it
     reaches (whatever the tests found: the ledger's catch rate is measured on its own).
-    tests: "all", "uncaught" (only when the protocol's demos did not catch it) or "none"."""
+    tests: "all", "uncaught" (only when the protocol's demos did not catch it) or "none".
+    recorded_when: "uncaught" (as above) or "always": the recorded demos it reaches are rebuilt
+    even when the protocol's demos caught it, so that its flips of the claims decided on
+    recorded seeds are known too (the coverage of mutants/coverage.py); a recorded stage that
+    fails then keeps the protocol's verdict."""
     build, lecture, recorded = prepare(mutant, control_dir, work, cores)
     start, stage, failed, first, tests_s = time.monotonic(), "protocol", None, "", 0.0
     verdict = protocol_stage(build, control_dir, noise)
@@ -529,8 +539,10 @@ def run_mutant(
         stage = "protocol" if caught else "tests"
     # the recorded demos whenever the protocol's did not catch it, the tests' verdict aside:
     # the ledger's catch rate is a fact about the ledger, not about what the tests found first
-    if not caught and recorded:
-        stage, verdict = "recorded", recorded_stage(build, control_dir, recorded, noise)
+    if recorded and (not caught or (recorded_when == "always" and verdict is not None)):
+        again = recorded_stage(build, control_dir, recorded, noise)
+        if again is not None or not caught:
+            stage, verdict = "recorded", again
     evidence = Evidence(
         build_ok=verdict is not None,
         ledger=bool(verdict and verdict.caught),
@@ -744,6 +756,13 @@ def main(argv=None) -> int:
         help="rerun only the tests of the mutants named, on a copy of today's checkout (its "
         "tests, not the control's), and update their rows' tests columns",
     )
+    parser.add_argument(
+        "--recorded",
+        choices=["uncaught", "always"],
+        default="uncaught",
+        help="when the recorded demos a mutant reaches are rebuilt: only when the protocol's "
+        "demos did not catch it (default), or always (their flips count for the coverage)",
+    )
     parser.add_argument("--false-catch", action="store_true", help="also the second control")
     parser.add_argument("--skip-mutants", action="store_true", help="run no mutant")
     parser.add_argument(
@@ -776,6 +795,8 @@ def main(argv=None) -> int:
     if args.control_only or args.estimate:
         return 0
     fingerprint = code_fingerprint(control_dir)  # the code the control was built from
+    if args.results == RESULTS:  # what the control itself decides: the coverage's blind claims
+        coverage.write_control_verdicts(coverage.control_verdicts(control_dir), fingerprint[:16])
     if args.false_catch:  # first: its flips and cells are the noise the mutants are read against
         row = second_control(control_dir, args.work, args.cores, args.protocol)
         row |= {"fingerprint": fingerprint}
@@ -784,7 +805,9 @@ def main(argv=None) -> int:
     noise = read_noise(args.work, args.protocol)
     rows = []
     for mutant in [] if args.skip_mutants else chosen:
-        row = run_mutant(mutant, control_dir, args.work, args.cores, args.tests, noise)
+        row = run_mutant(
+            mutant, control_dir, args.work, args.cores, args.tests, noise, args.recorded
+        )
         rows.append(row | {"fingerprint": fingerprint})
         print(f"{mutant.name}: {row['decision']}（{row['build_s']} + {row['tests_s']} s）")
         if not args.keep:

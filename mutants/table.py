@@ -136,7 +136,12 @@ def markdown(results: dict, claims: list[str] | None = None) -> str:
     and a row per mutant."""
     lines = summary(results)
     if claims is not None:
-        cov = coverage.coverage(claims, list(results.values()), coverage.load_reasons())
+        cov = coverage.coverage(
+            claims,
+            list(results.values()),
+            coverage.load_reasons(),
+            coverage.load_control_verdicts(),
+        )
         lines += ["", *coverage.summary(cov)]
     return "\n".join([*lines, "", *mutant_rows(results)]) + "\n"
 

@@ -206,6 +206,27 @@ def test_a_mutants_copy_reads_the_controls_traces_and_runs_untraced(tmp_path, mo
     assert not build.trace and (lecture, recorded) == ([], [])
 
 
+@pytest.mark.parametrize(
+    "when, stages", [("uncaught", ["protocol"]), ("always", ["protocol", "recorded"])]
+)
+def test_the_recorded_demos_of_a_caught_mutant_are_rebuilt_only_when_asked(
+    tmp_path, monkeypatch, when, stages
+):
+    """--recorded always: a mutant the protocol's demos caught still has its recorded demos
+    rebuilt, and its row's flips are the whole build's (the coverage of the recorded claims)."""
+    seen = []
+    caught = run.Judgement(1, ["C001"], [], ["x.csv"])
+    both = run.Judgement(1, ["C001", "C107"], [], ["x.csv", "y.csv"])
+    build = run.Build(tmp_path, 1, trace=False)
+    monkeypatch.setattr(run, "prepare", lambda *a: (build, ["a"], ["results/07.8/x.csv"]))
+    monkeypatch.setattr(run, "protocol_stage", lambda *a: seen.append("protocol") or caught)
+    monkeypatch.setattr(run, "recorded_stage", lambda *a: seen.append("recorded") or both)
+    monkeypatch.setattr(run, "run_tests", lambda folder, mutant, cores: (True, "FAILED t::x"))
+    row = run.run_mutant(MUTANTS["warmup_never_caps"], tmp_path, tmp_path, 1, "all", {}, when)
+    assert seen == stages and row["decision"] == "caught-by-ledger"
+    assert row["verdict_flips"] == ("C001 C107" if when == "always" else "C001")
+
+
 def test_a_job_without_a_trace_fails_loudly(tmp_path):
     (tmp_path / "results").mkdir()
     with pytest.raises(RuntimeError, match="no trace of 1 jobs"):
@@ -381,6 +402,20 @@ def test_coverage_sorts_each_counted_claim_into_flipped_unreachable_or_gap():
     assert "flipped 2 条" in text and "unreachable 1 条" in text and "C3、C5" in text
 
 
+def test_a_gap_the_control_cannot_decide_is_blind_and_said_apart(tmp_path):
+    results = [_row("m1", "C1")]
+    control = {"C1": "unresolved", "C2": "unresolved", "C3": "holds"}
+    cov = coverage.coverage(["C1", "C2", "C3"], results, {}, control)
+    # flipped wins over the control's status (a flip from "not resolvable" is a flip)
+    assert cov == {"C1": ("flipped", ["m1"]), "C2": ("blind", ""), "C3": ("gap", "")}
+    text = "\n".join(coverage.summary(cov))
+    assert "其余 2 条" in text and "缺口 gaps：C3。" in text and "其中 1 条" in text
+    path = tmp_path / "control-verdicts.csv"
+    coverage.write_control_verdicts(control, "abc", path)
+    assert coverage.load_control_verdicts(path) == control
+    assert coverage.load_control_verdicts(tmp_path / "none.csv") == {}
+
+
 def test_a_reason_for_a_flipped_or_uncounted_claim_is_refused():
     with pytest.raises(ValueError, match="C1 by m1"):
         coverage.coverage(["C1"], [_row("m1", "C1")], {"C1": "no bug reaches it"})
@@ -399,7 +434,9 @@ def test_the_committed_reasons_hold_against_the_committed_results():
     """Every claim of mutants/unreachable.yaml is counted today and no mutant flipped it; the
     table's coverage lines are today's (README)."""
     claims = coverage.counted_claims()
-    cov = coverage.coverage(claims, run.read_results(), coverage.load_reasons())
+    cov = coverage.coverage(
+        claims, run.read_results(), coverage.load_reasons(), coverage.load_control_verdicts()
+    )
     assert set(cov) == set(claims)
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     for line in coverage.summary(cov):
