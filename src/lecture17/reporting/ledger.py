@@ -645,6 +645,7 @@ def _span(values: list) -> str:
 STUDY_NAMES = {
     "seq_len": "L",
     "simulated_chance": "模拟的瞎猜",
+    "map": "注意力图上的权重",
     "dot": "点积",
     "sensitivity": "敏感度",
     "ms_per_step": "每步毫秒",
