@@ -325,12 +325,14 @@ def study_ours(o) -> str:
     a value with the seeds and the statistic it is of, a short value as printed, a long list
     never as an unlabelled tuple (only which seeds: its values are in the section's table and
     the audit reading's check)."""
+    words = ledger_mod.ours_words(o.entry, o.numbers)  # the claim's own words around them
     for f in o.findings:
         if RECORDED_RATE in f.text and (m := RATE.search(f.text)):
-            return f"记录的 {m.group(2)} 个种子里有 {m.group(1)} 个成立"
+            rate = f"记录的 {m.group(2)} 个种子里有 {m.group(1)} 个成立"
+            return f"{rate}（种子平均：{words}）" if words else rate
     if not o.ours:
         return ""
-    if words := ledger_mod.ours_words(o.entry, o.numbers):  # the claim's own words around them
+    if words:
         return f"我们（{where}）：{words}" if (where := scope(o, False)) else f"我们：{words}"
     for f in o.findings:  # a rate a predicate counted: "落后的种子：0/10" says what was found
         if m := COUNTED_RATE.search(f.text.removeprefix("未满足 not met：")):

@@ -365,6 +365,9 @@ def seed_spreads(html_text: str) -> str:
 
     html_text = re.sub(r"(<td[^>]*>)(.*?)(?=</td>)", cell, html_text)
     # a caption's promise of the spread ("种子 0–2 的平均（最小–最大）") goes with the spreads
+    html_text = re.sub(  # "平均（最小–最大）mean …": a space stays between the two
+        r"（最小–最大）(?=[A-Za-z])", '<span class="spread">（最小–最大）</span> ', html_text
+    )
     html_text = html_text.replace("（最小–最大）", '<span class="spread">（最小–最大）</span>')
     return html_text.replace(" (min–max)", '<span class="spread"> (min–max)</span>')
 
