@@ -119,10 +119,10 @@ def summary(cov: dict) -> list[str]:
         "每条都等一个变异或一个理由。"
     ]
     if by["gap"]:
-        lines.append(f"缺口 gaps：{'、'.join(by['gap'])}。")
+        lines.append(f"控制构建能判定的缺口 gaps（{len(by['gap'])} 条）：{'、'.join(by['gap'])}。")
     if by["blind"]:
         lines.append(
-            f"其中 {len(by['blind'])} 条在控制构建里就无法分辨 not resolvable in the control"
+            f"另外 {len(by['blind'])} 条在控制构建里就无法分辨 not resolvable in the control"
             "（`mutants/control-verdicts.csv`）：它们按记录的种子上的比率判定，缩减的协议只记录"
             "一两个种子，比率的 95% 区间总是跨过 1/2，所以在这个协议下没有变异能翻转它们；"
             f"要补上，协议得记录更多种子：{'、'.join(by['blind'])}。"

@@ -409,7 +409,7 @@ def test_a_gap_the_control_cannot_decide_is_blind_and_said_apart(tmp_path):
     # flipped wins over the control's status (a flip from "not resolvable" is a flip)
     assert cov == {"C1": ("flipped", ["m1"]), "C2": ("blind", ""), "C3": ("gap", "")}
     text = "\n".join(coverage.summary(cov))
-    assert "其余 2 条" in text and "缺口 gaps：C3。" in text and "其中 1 条" in text
+    assert "其余 2 条" in text and "缺口 gaps（1 条）：C3。" in text and "另外 1 条" in text
     path = tmp_path / "control-verdicts.csv"
     coverage.write_control_verdicts(control, "abc", path)
     assert coverage.load_control_verdicts(path) == control

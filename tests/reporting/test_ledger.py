@@ -136,6 +136,7 @@ def test_ours_template_fills_in_the_values_in_the_claims_format():
     entry["ours"] = "{b.min} 到 {b.max}"  # only "都在 … 之间" collapses
     assert ledger.ours_words(entry, {"b": [0.3, 0.9]}) == "0.30 到 0.90"
     assert ledger.ours_words({"fmt": ".2f"}, {"a": 1.0}) == ""  # no template, no words
+    assert ledger.ours_words({"ours": "{a} 和 {c}"}, {"a": 1.0}) == ""  # a value not built
 
 
 # -------------------------------------------------------------------------------------------

@@ -386,8 +386,10 @@ def ours_words(entry: dict, numbers: dict) -> str:
     template = entry.get("ours")
     if not template:
         return ""
-    fmt = entry.get("fmt", ".3g")
-    words = template.format(**{n: Shown(numbers[n], fmt) for n in ours_fields(template)})
+    fmt, names = entry.get("fmt", ".3g"), ours_fields(template)
+    if any(n not in numbers for n in names):  # a claim not built here: nothing to say
+        return ""
+    words = template.format(**{n: Shown(numbers[n], fmt) for n in names})
     return re.sub(r"都在 (\S+) 到 \1 之间", r"都是 \1", words)  # a range that is one number
 
 
