@@ -202,6 +202,10 @@ def test_a_note_about_a_build_is_folded_away_not_shown_beside_the_sentence():
             "200 个位置的 ‖PE(pos)‖ 全是 √(d/2) every norm (min and max)",
             "200 个位置的 ‖PE(pos)‖ 全是 √(d/2)",
         ),
+        (  # nor after a root sign (was "嵌入 × √")
+            "正弦 + 嵌入 × √d_model sinusoidal, embeddings × 8",
+            "正弦 + 嵌入 × √d_model",
+        ),
     ],
 )
 def test_the_study_reading_keeps_the_chinese_part_of_a_claim(claim, part):

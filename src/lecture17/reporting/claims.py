@@ -267,7 +267,7 @@ def chinese_part(claim: str) -> str:
     tail = claim[last:]
     if len(re.findall(r"[A-Za-z]{2,}", tail)) < 2:
         return claim
-    start = re.search(r"(?<![\w⟨(])[A-Za-z]", tail)
+    start = re.search(r"(?<![\w⟨(√])[A-Za-z]", tail)  # "√d_model" is a formula, not English
     if start is None:
         return claim
     cut = tail[: start.start()]
