@@ -4,6 +4,7 @@ a mutant reaches, what counts as changed, the decision) on synthetic inputs. Fas
 
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -465,3 +466,17 @@ def test_tests_today_replaces_only_the_tests_columns_and_decides_a_tests_only_mu
     assert all(r["tests_fingerprint"] == "today" and r["tests_failed"] for r in new.values())
     with pytest.raises(ValueError, match="no row"):
         run.tests_today(select(["tiled_no_rescale"]), tmp_path, 1, results)
+
+
+def test_the_readmes_count_of_the_catalogue_is_the_catalogues():
+    """The README's prose names the catalogue's size (it said 41 after 17 were added)."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    total, trained, analytic = map(
+        int, re.search(r"的 (\d+) 个错误（(\d+) 个在训练的代码里，(\d+) 个", text).groups()
+    )
+    codes = [m.code for m in CATALOGUE]
+    assert (total, trained, analytic) == (
+        len(codes),
+        codes.count("trained"),
+        codes.count("analytic"),
+    )
