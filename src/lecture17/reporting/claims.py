@@ -21,6 +21,7 @@ import pandas as pd
 
 from lecture17.experiments import DEMOS
 from lecture17.reporting import ledger as ledger_mod
+from lecture17.reporting.page import exercise_words
 from lecture17.reporting.views import markdown_table
 
 LECTURE_ERROR = "lecture_error"
@@ -408,7 +409,7 @@ def pair_note(o, others: dict) -> str:
     other = others.get(o.entry.get("pair"))
     if other is None or agreement(other) == agreement(o):
         return ""
-    section = re.sub(r"^Ex(\d+)", r"练习 \1", other.entry["section"].split("/")[0].strip())
+    section = exercise_words(other.entry["section"].split("/")[0].strip())
     first = f"{section} 演示 {_demo(other.entry)}"
     rated = [c for c in (o, other) if c.protocol is not None and c.detail]
     decides = ""

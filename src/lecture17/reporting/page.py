@@ -318,11 +318,16 @@ def section_link(part: str, targets: dict) -> str:
         target = targets.get(key) or targets.get((major, None))
     else:
         target = targets.get((13, None)) if part.startswith("Ex") else None
-    shown = EXERCISE.sub(r"练习 \1", part)  # the ledger's "Ex4(c)" as the lecture says it
+    shown = exercise_words(part)
     return f'<a href="#{target}">{shown}</a>' if target else shown
 
 
 EXERCISE = re.compile(r"\bEx(\d+)")
+
+
+def exercise_words(section: str) -> str:
+    """The ledger's "Ex4(c)" as the lecture says it: "练习 4(c)"."""
+    return EXERCISE.sub(r"练习 \1", section)
 
 
 def resolve_links(html_text: str, targets: dict, ids: set) -> str:
