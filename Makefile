@@ -63,12 +63,14 @@ lint: setup
 # copy of the repository, rebuilt on the reduced protocol (mutants/protocol.yaml) against a
 # cached control build, judged by `diff` and the counted verdicts, then the mutated module's
 # tests; a second control under a simulated other CPU gives the false-catch rate. Results:
-# mutants/results.csv, the tables in README.md and the report's appendix. About 90 minutes on
-# 2 cores (README). One mutant: make mutants MUTANTS=warmup_never_caps
+# mutants/results.csv, the tables in README.md and the report's appendix. MUTANT_JOBS mutants
+# at a time, each with MUTANT_CORES / MUTANT_JOBS cores. What it costs (the controls, the
+# mutants) is measured in README.md. One mutant: make mutants MUTANTS=warmup_never_caps
 MUTANTS ?=
 MUTANT_CORES ?= $(CORES)
+MUTANT_JOBS ?= 2
 mutants: setup
-	PYTHONPATH=src nice -n 19 python -m mutants.run --cores $(MUTANT_CORES) --false-catch $(MUTANTS)
+	PYTHONPATH=src nice -n 19 python -m mutants.run --cores $(MUTANT_CORES) --jobs $(MUTANT_JOBS) --false-catch $(MUTANTS)
 	PYTHONPATH=src python -m mutants.table
 
 # The committed reference build (report/reference/) and the README's "关于实验结果" come from

@@ -55,6 +55,7 @@ import shutil
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -573,10 +574,16 @@ def run_mutant(
 NOISE = "mutants-noise.json"  # in the second control's folder: its flips and cells
 
 
-def second_control(control_dir: Path, work: Path, cores: int, overlay: Path) -> dict:
+def second_of(control_dir: Path) -> Path:
+    """The second control's folder of a control (beside it: control-<key> -> control-2-<key>),
+    also when the control was given with --control and the checkout's key has moved on."""
+    return control_dir.parent / f"control-2-{control_dir.name.removeprefix('control-')}"
+
+
+def second_control(control_dir: Path, cores: int, overlay: Path) -> dict:
     """A control built again from scratch under a simulated other CPU (cached like the
     control), judged like a mutant; its flips and cells are kept as the noise set (NOISE)."""
-    folder = work / f"control-2-{control_key(overlay)}"
+    folder = second_of(control_dir)
     build = Build(folder, cores, env=SIMULATED_CPU, trace=False)
     if (folder / DONE).is_file():
         info = json.loads((folder / DONE).read_text(encoding="utf-8"))
@@ -607,9 +614,9 @@ def second_control(control_dir: Path, work: Path, cores: int, overlay: Path) -> 
     }
 
 
-def read_noise(work: Path, overlay: Path) -> dict:
+def read_noise(control_dir: Path) -> dict:
     """The second control's flips and cells, if it was built and judged ({} otherwise)."""
-    path = work / f"control-2-{control_key(overlay)}" / NOISE
+    path = second_of(control_dir) / NOISE
     return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
 
 
@@ -651,6 +658,16 @@ def estimate(control_dir: Path, mutants: list[Mutant]) -> list[dict]:
             }
         )
     return rows
+
+
+def longest_first(control_dir: Path, mutants: list[Mutant]) -> list[Mutant]:
+    """The mutants in the order that ends a run of several at a time soonest: the most job CPU
+    first (the protocol's demos and the recorded ones it reaches, from the control's files)."""
+    cost = {
+        r["mutant"]: r["protocol_cpu_s"] + r["recorded_cpu_s"]
+        for r in estimate(control_dir, mutants)
+    }
+    return sorted(mutants, key=lambda m: -cost[m.name])
 
 
 def print_estimate(rows: list[dict]) -> None:
@@ -742,6 +759,13 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m mutants.run", description=__doc__)
     parser.add_argument("mutants", nargs="*", help="names from the catalogue (default: all)")
     parser.add_argument("--cores", type=int, default=2)
+    parser.add_argument(
+        "--jobs",
+        type=int,
+        default=1,
+        help="mutants built at a time, each with cores/jobs cores (the most job CPU first): a "
+        "mutant's copy, report and diff are serial work, so 2 at a time on 2 cores keep both busy",
+    )
     parser.add_argument("--work", type=Path, default=WORK, help="where the builds go")
     parser.add_argument(
         "--tests",
@@ -781,6 +805,8 @@ def main(argv=None) -> int:
         "--protocol", type=Path, default=protocol.OVERLAY, help="the reduced protocol's overlay"
     )
     args = parser.parse_args(argv)
+    if args.jobs < 1 or args.cores < 1:
+        parser.error("--jobs and --cores must be at least 1")
     chosen = select(args.mutants)
     args.work.mkdir(parents=True, exist_ok=True)
     if args.tests_today:
@@ -795,24 +821,39 @@ def main(argv=None) -> int:
     if args.control_only or args.estimate:
         return 0
     fingerprint = code_fingerprint(control_dir)  # the code the control was built from
+    if args.false_catch and fingerprint != code_fingerprint(ROOT):
+        # the second control is a fresh copy of this checkout: it must be the control's code
+        parser.error(f"--false-catch: {control_dir} was built from other code than this checkout")
     if args.results == RESULTS:  # what the control itself decides: the coverage's blind claims
         coverage.write_control_verdicts(coverage.control_verdicts(control_dir), fingerprint[:16])
     if args.false_catch:  # first: its flips and cells are the noise the mutants are read against
-        row = second_control(control_dir, args.work, args.cores, args.protocol)
+        row = second_control(control_dir, args.cores, args.protocol)
         row |= {"fingerprint": fingerprint}
         print(f"control-2: {row['decision']}（{row['build_s']} s）", flush=True)
         write_results([row], args.results)
-    noise = read_noise(args.work, args.protocol)
-    rows = []
-    for mutant in [] if args.skip_mutants else chosen:
+    noise = read_noise(control_dir)
+    start, rows = time.monotonic(), []
+
+    def one(mutant: Mutant) -> dict:
         row = run_mutant(
-            mutant, control_dir, args.work, args.cores, args.tests, noise, args.recorded
+            mutant, control_dir, args.work, cores_each, args.tests, noise, args.recorded
         )
-        rows.append(row | {"fingerprint": fingerprint})
-        print(f"{mutant.name}: {row['decision']}（{row['build_s']} + {row['tests_s']} s）")
         if not args.keep:
             shutil.rmtree(args.work / f"mutant-{mutant.name}", ignore_errors=True)
-        write_results(rows, args.results)
+        return row | {"fingerprint": fingerprint}
+
+    cores_each = max(1, args.cores // args.jobs)
+    chosen = [] if args.skip_mutants else chosen
+    order = longest_first(control_dir, chosen) if args.jobs > 1 else chosen
+    with ThreadPoolExecutor(max_workers=args.jobs) as pool:  # the work is in subprocesses
+        for done in as_completed([pool.submit(one, mutant) for mutant in order]):
+            rows.append(row := done.result())
+            print(f"{row['mutant']}: {row['decision']}（{row['build_s']} + {row['tests_s']} s）")
+            write_results(rows, args.results)  # each row as it comes: a killed run keeps them
+    if chosen:
+        print(
+            f"变异 mutants: {len(chosen)}, {args.jobs} at a time: {time.monotonic() - start:.0f} s"
+        )
     return 0
 
 

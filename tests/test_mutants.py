@@ -381,6 +381,61 @@ def test_a_given_control_must_be_a_finished_build(tmp_path):
         run.main(["--control", str(tmp_path), "--estimate"])
 
 
+def test_mutants_run_several_at_a_time_longest_first_each_row_kept_as_it_ends(
+    tmp_path, monkeypatch
+):
+    """--jobs 2: two mutants at a time, each with cores/jobs cores, the most job CPU first
+    (longest_first); every mutant gets its row, written as it ends, in catalogue order."""
+    control = tmp_path / "control"
+    control.mkdir()
+    (control / run.DONE).write_text("{}")
+    names = ["softmax_no_max_shift", "warmup_never_caps", "sdpa_mask_inverted"]
+    cpu = {"softmax_no_max_shift": 5, "warmup_never_caps": 900, "sdpa_mask_inverted": 50}
+    monkeypatch.setattr(
+        run,
+        "estimate",
+        lambda c, ms: [
+            {"mutant": m.name, "protocol_cpu_s": cpu[m.name], "recorded_cpu_s": 0} for m in ms
+        ],
+    )
+    assert [m.name for m in run.longest_first(control, select(names))] == [
+        "warmup_never_caps",
+        "sdpa_mask_inverted",
+        "softmax_no_max_shift",
+    ]
+    seen = []
+
+    def fake(mutant, control_dir, work, cores, *rest):
+        seen.append((mutant.name, cores))
+        return {"mutant": mutant.name, "decision": "caught-by-tests", "build_s": 1, "tests_s": 1}
+
+    monkeypatch.setattr(run, "run_mutant", fake)
+    monkeypatch.setattr(run, "code_fingerprint", lambda root: "f" * 64)
+    results = tmp_path / "results.csv"
+    argv = ["--control", str(control), "--work", str(tmp_path / "w"), "--results", str(results)]
+    assert run.main([*argv, "--cores", "2", "--jobs", "2", *names]) == 0
+    assert sorted(seen) == sorted((n, 1) for n in names)
+    assert [r["mutant"] for r in run.read_results(results)] == [n for n in MUTANTS if n in names]
+    with pytest.raises(SystemExit):
+        run.main([*argv, "--jobs", "0", *names])
+
+
+def test_the_second_control_sits_beside_its_control_and_must_share_its_code(tmp_path):
+    """The noise of a control given with --control is its own second control's (its key, not
+    the checkout's); --false-catch refuses a control built from other code than the checkout
+    (the second control is a fresh copy of the checkout)."""
+    control = tmp_path / "control-abc"
+    assert run.second_of(control) == tmp_path / "control-2-abc"
+    (tmp_path / "control-2-abc").mkdir()
+    (tmp_path / "control-2-abc" / run.NOISE).write_text('{"flips": ["C001"], "cells": []}')
+    assert run.read_noise(control) == {"flips": ["C001"], "cells": []}
+    control.mkdir()
+    (control / run.DONE).write_text("{}")
+    argv = ["--control", str(control), "--results", str(tmp_path / "r.csv"), "--false-catch"]
+    with pytest.raises(SystemExit):
+        run.main([*argv, "warmup_never_caps"])
+
+
 # -----------------------------------------------------------------------------
 # the counted claims a mutant flipped (mutants/coverage.py)
 
