@@ -11,12 +11,18 @@ Every counted claim (ledger.COUNTED) is one of
 - blind: a gap that the control build itself cannot decide ("not resolvable" there, in
   mutants/control-verdicts.csv): a claim decided as a rate over recorded seeds, of which the
   reduced protocol records one or two, whose 95 % interval straddles 1/2 whatever they show.
-  No mutant can flip it at that protocol; closing it needs a protocol with more recorded seeds.
+  No mutant can flip it at that protocol; closing it needs a protocol with more recorded seeds;
+- short: a gap that the control decides otherwise than the full build (the committed
+  report/reference/, judged by the control's ledger; the `full` column of control-verdicts.csv):
+  at the reduced protocol's 200 steps the finding is not there to break (a GRU that has not
+  learned yet, a head that has not parked on BOS), so a flip there would test another claim.
+  Closing it needs a longer protocol for the demos it reads.
 
 The data mutations of tests/reporting/test_ledger.py prove that a verdict is not constant;
 this proves, claim by claim, that a bug in the code can change it.
 """
 
+import csv
 import sys
 from pathlib import Path
 
@@ -25,7 +31,8 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 REASONS = ROOT / "mutants" / "unreachable.yaml"
 CONTROL = ROOT / "mutants" / "control-verdicts.csv"  # claim, status in the control build
-KINDS = ("flipped", "unreachable", "gap", "blind")
+KINDS = ("flipped", "unreachable", "gap", "blind", "short")
+REFERENCE = ROOT / "report" / "reference"  # the committed full build
 UNDECIDED = "unresolved"  # the ledger's status "not resolvable"
 
 
@@ -53,36 +60,44 @@ def flips_by_claim(results: list[dict]) -> dict[str, list[str]]:
     return flipped
 
 
-def control_verdicts(control_dir: Path) -> dict[str, str]:
-    """claim id -> its status in a finished control build (evaluated as run.counted_flips does)."""
+def control_verdicts(control_dir: Path, build_dir: Path | None = None) -> dict[str, str]:
+    """claim id -> its status in a finished control build (evaluated as run.counted_flips does),
+    or, with `build_dir`, in that build (the full reference) judged by the control's ledger."""
     from lecture17.reporting import diff, ledger
 
     entries = ledger.load_ledger(control_dir / "report" / "ledger")
-    build = diff.load_build(control_dir)
+    build = diff.load_build(build_dir or control_dir)
     return {
         o.entry["id"]: o.status for o in ledger.evaluate_all(entries, build.tables, build.demos)
     }
 
 
-def write_control_verdicts(verdicts: dict[str, str], fingerprint: str, path: Path = CONTROL):
-    lines = ["claim,status,fingerprint", *(f"{c},{s},{fingerprint}" for c, s in verdicts.items())]
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+def write_control_verdicts(
+    verdicts: dict[str, str], fingerprint: str, path: Path = CONTROL, full: dict | None = None
+):
+    """claim, its status in the control, in the full build (`full`, when given), fingerprint."""
+    full = full or {}
+    rows = (f"{c},{s},{full.get(c, '')},{fingerprint}" for c, s in verdicts.items())
+    path.write_text("\n".join(["claim,status,full,fingerprint", *rows]) + "\n", encoding="utf-8")
 
 
-def load_control_verdicts(path: Path = CONTROL) -> dict[str, str]:
+def load_control_verdicts(path: Path = CONTROL, column: str = "status") -> dict[str, str]:
+    """claim id -> its status in the control (or, column="full", in the full build)."""
     if not path.is_file():
         return {}
-    rows = path.read_text(encoding="utf-8").splitlines()[1:]
-    return {claim: status for claim, status, _ in (r.split(",") for r in rows if r)}
+    with path.open(encoding="utf-8", newline="") as f:
+        return {row["claim"]: row.get(column) or "" for row in csv.DictReader(f)}
 
 
 def coverage(
-    counted: list[str], results: list[dict], reasons: dict[str, str], control=None
+    counted: list[str], results: list[dict], reasons: dict[str, str], control=None, full=None
 ) -> dict:
-    """claim id -> (kind, detail): ("flipped", [mutants]), ("unreachable", reason), ("gap", "")
-    or ("blind", "") for every counted claim, in ledger order; control: claim id -> its status
-    in the control build (a gap it cannot decide is blind). Refuses a reason for a claim that
-    is not counted, or that a mutant flipped."""
+    """claim id -> (kind, detail): ("flipped", [mutants]), ("unreachable", reason), ("gap", ""),
+    ("blind", "") or ("short", "<control's status> -> <full build's>") for every counted claim,
+    in ledger order; control / full: claim id -> its status in the control build / in the full
+    build (a gap the control cannot decide is blind; one it decides otherwise than the full
+    build is short).
+    Refuses a reason for a claim that is not counted, or that a mutant flipped."""
     if unknown := sorted(set(reasons) - set(counted)):
         raise ValueError(f"unreachable.yaml names claims that are not counted: {unknown}")
     flipped = flips_by_claim(results)
@@ -97,6 +112,8 @@ def coverage(
             out[claim] = ("unreachable", reasons[claim])
         elif (control or {}).get(claim) == UNDECIDED:
             out[claim] = ("blind", "")
+        elif (full or {}).get(claim) and full[claim] != (control or {}).get(claim):
+            out[claim] = ("short", f"{control.get(claim)} -> {full[claim]}")
         else:
             out[claim] = ("gap", "")
     return out
@@ -115,9 +132,21 @@ def summary(cov: dict) -> list[str]:
         f"计入标题的 {len(cov)} 条结论 counted claims 里：被至少一个变异翻转的 flipped "
         f"{len(by['flipped'])} 条；说明了为什么代码里的错误碰不到的 unreachable "
         f"{len(by['unreachable'])} 条（`mutants/unreachable.yaml`）；其余 "
-        f"{len(by['gap']) + len(by['blind'])} 条还没有变异翻转过，也没有理由：缺口 gaps，"
+        f"{sum(len(by[k]) for k in ('gap', 'blind', 'short'))} 条还没有变异翻转过，"
+        "也没有理由：缺口 gaps，"
         "每条都等一个变异或一个理由。"
     ]
+    shown = {"holds": "成立", UNDECIDED: "无法分辨", "differs": "不同"}
+    if by["short"]:
+        said = "、".join(
+            "{}（{}，完整构建{}）".format(c, *(shown.get(v, v) for v in cov[c][1].split(" -> ")))
+            for c in by["short"]
+        )
+        lines.append(
+            f"还有 {len(by['short'])} 条控制构建在缩减的协议下就和完整构建（`report/reference/`）"
+            "判得不同：200 步时要检验的现象还没有出现（GRU 还没学会、还没有头停在 BOS 上），"
+            f"变异翻转它检验的是另一件事；要补上，这些演示得用更长的协议：{said}。"
+        )
     if by["gap"]:
         lines.append(f"控制构建能判定的缺口 gaps（{len(by['gap'])} 条）：{'、'.join(by['gap'])}。")
     if by["blind"]:
@@ -136,7 +165,8 @@ def main(argv=None) -> int:
 
     control_dir = Path((argv or sys.argv[1:])[0])
     verdicts = control_verdicts(control_dir)
-    write_control_verdicts(verdicts, code_fingerprint(control_dir)[:16])
+    full = control_verdicts(control_dir, REFERENCE)
+    write_control_verdicts(verdicts, code_fingerprint(control_dir)[:16], full=full)
     print(f"控制构建的结论 control verdicts → {CONTROL.relative_to(ROOT)}（{len(verdicts)} 条）")
     return 0
 

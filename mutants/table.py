@@ -141,6 +141,7 @@ def markdown(results: dict, claims: list[str] | None = None) -> str:
             list(results.values()),
             coverage.load_reasons(),
             coverage.load_control_verdicts(),
+            coverage.load_control_verdicts(column="full"),
         )
         lines += ["", *coverage.summary(cov)]
     return "\n".join([*lines, "", *mutant_rows(results)]) + "\n"

@@ -472,6 +472,28 @@ def test_a_gap_the_control_cannot_decide_is_blind_and_said_apart(tmp_path):
     assert coverage.load_control_verdicts(tmp_path / "none.csv") == {}
 
 
+def test_a_gap_the_control_decides_otherwise_than_the_full_build_is_short(tmp_path):
+    """A claim the reduced protocol already judges otherwise than the full build (a GRU that has
+    not learned in 200 steps) is "short", said with the full build's status; a gap judged alike
+    in both stays a gap, and so does one whose full-build status is unknown."""
+    control = {"C1": "differs", "C2": "differs", "C3": "differs", "C4": "unresolved"}
+    full = {"C1": "holds", "C2": "differs", "C4": "holds"}
+    cov = coverage.coverage(["C1", "C2", "C3", "C4"], [], {}, control, full)
+    assert cov == {
+        "C1": ("short", "differs -> holds"),
+        "C2": ("gap", ""),
+        "C3": ("gap", ""),
+        "C4": ("blind", ""),
+    }
+    text = "\n".join(coverage.summary(cov))
+    assert "其余 4 条" in text and "还有 1 条" in text and "C1（不同，完整构建成立）" in text
+    assert "缺口 gaps（2 条）：C2、C3。" in text
+    path = tmp_path / "control-verdicts.csv"
+    coverage.write_control_verdicts(control, "abc", path, full=full)
+    assert coverage.load_control_verdicts(path) == control
+    assert coverage.load_control_verdicts(path, column="full") == {**full, "C3": ""}
+
+
 def test_a_reason_for_a_flipped_or_uncounted_claim_is_refused():
     with pytest.raises(ValueError, match="C1 by m1"):
         coverage.coverage(["C1"], [_row("m1", "C1")], {"C1": "no bug reaches it"})
@@ -491,7 +513,11 @@ def test_the_committed_reasons_hold_against_the_committed_results():
     table's coverage lines are today's (README)."""
     claims = coverage.counted_claims()
     cov = coverage.coverage(
-        claims, run.read_results(), coverage.load_reasons(), coverage.load_control_verdicts()
+        claims,
+        run.read_results(),
+        coverage.load_reasons(),
+        coverage.load_control_verdicts(),
+        coverage.load_control_verdicts(column="full"),
     )
     assert set(cov) == set(claims)
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
