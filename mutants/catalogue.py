@@ -203,6 +203,15 @@ CATALOGUE = [
         "return 1.0 / 10000.0**two_i",
         "PE frequencies 1/10000^(2i) with the exponent's /d_model left out",
     ),
+    # session 15, for C056 (every PE value in [-1, 1]), which no sin/cos slip can leave: the
+    # paper's "multiply by sqrt(d_model)" (§6.6, §12 pitfall 10) put on the other term
+    _numpy(
+        "pe_scaled_by_sqrt_d_model",
+        "positional_encoding",
+        "return pe",
+        "return pe * np.sqrt(d_model)",
+        "the paper's √d_model put on the positional encoding instead of the embeddings (§6.6)",
+    ),
     _numpy(
         "mha_param_count_without_w_o",
         "count_mha_params",
