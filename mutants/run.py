@@ -850,7 +850,10 @@ def main(argv=None) -> int:
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:  # the work is in subprocesses
         for done in as_completed([pool.submit(one, mutant) for mutant in order]):
             rows.append(row := done.result())
-            print(f"{row['mutant']}: {row['decision']}（{row['build_s']} + {row['tests_s']} s）")
+            print(
+                f"{row['mutant']}: {row['decision']}（{row['build_s']} + {row['tests_s']} s）",
+                flush=True,
+            )
             write_results(rows, args.results)  # each row as it comes: a killed run keeps them
     if chosen:
         print(
