@@ -81,6 +81,14 @@ def write_control_verdicts(
     path.write_text("\n".join(["claim,status,full,fingerprint", *rows]) + "\n", encoding="utf-8")
 
 
+def record_control(control_dir: Path, fingerprint: str, path: Path = CONTROL) -> dict[str, str]:
+    """Write the control's verdicts, with the full build's beside them (CONTROL); return them."""
+    verdicts = control_verdicts(control_dir)
+    full = control_verdicts(control_dir, REFERENCE)
+    write_control_verdicts(verdicts, fingerprint[:16], path, full=full)
+    return verdicts
+
+
 def load_control_verdicts(path: Path = CONTROL, column: str = "status") -> dict[str, str]:
     """claim id -> its status in the control (or, column="full", in the full build)."""
     if not path.is_file():
@@ -164,9 +172,7 @@ def main(argv=None) -> int:
     from mutants.run import code_fingerprint
 
     control_dir = Path((argv or sys.argv[1:])[0])
-    verdicts = control_verdicts(control_dir)
-    full = control_verdicts(control_dir, REFERENCE)
-    write_control_verdicts(verdicts, code_fingerprint(control_dir)[:16], full=full)
+    verdicts = record_control(control_dir, code_fingerprint(control_dir))
     print(f"控制构建的结论 control verdicts → {CONTROL.relative_to(ROOT)}（{len(verdicts)} 条）")
     return 0
 

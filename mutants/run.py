@@ -825,9 +825,7 @@ def main(argv=None) -> int:
         # the second control is a fresh copy of this checkout: it must be the control's code
         parser.error(f"--false-catch: {control_dir} was built from other code than this checkout")
     if args.results == RESULTS:  # what the control itself decides: the coverage's blind claims
-        verdicts = coverage.control_verdicts(control_dir)
-        full = coverage.control_verdicts(control_dir, coverage.REFERENCE)
-        coverage.write_control_verdicts(verdicts, fingerprint[:16], full=full)
+        coverage.record_control(control_dir, fingerprint)
     if args.false_catch:  # first: its flips and cells are the noise the mutants are read against
         row = second_control(control_dir, args.cores, args.protocol)
         row |= {"fingerprint": fingerprint}
