@@ -169,6 +169,9 @@ def test_the_closure_follows_imports_inside_functions(tmp_path):
         "src/lecture17/experiments/demo.py",
         "src/lecture17/helper.py",
     ]
+    # the imports are cached by the file's text: an edit in the same process is seen
+    (pkg / "experiments" / "demo.py").write_text("def f():\n    return 1\n")
+    assert "src/lecture17/helper.py" not in code_inputs("lecture17.experiments.demo", root=tmp_path)
 
 
 def test_a_helper_imported_from_another_experiments_module_counts_at_its_grain(tmp_path):

@@ -34,9 +34,17 @@ def _parse(text: str, filename: str) -> ast.Module:
 def imported_modules(path: Path, src: Path = SRC, text: str | None = None) -> set[str]:
     """The lecture17 modules one file imports (absolute imports; `from lecture17 import x` too);
     `text`: only these lines of it (function_source)."""
+    text = path.read_text() if text is None else text
+    return set(_imports(text, str(path), _package_of(path, src), src))
+
+
+@functools.lru_cache(maxsize=4096)
+def _imports(text: str, filename: str, package: str, src: Path) -> frozenset[str]:
+    """imported_modules, once per text: Snakemake asks for every job of a demo, and walking the
+    tree each time cost a build's DAG ~10 s (`snakemake -n` 6 s of which 5 here). Keyed by the
+    text, so an edited file is read again."""
     found = set()
-    package = _package_of(path, src)
-    for node in ast.walk(_parse(path.read_text() if text is None else text, str(path))):
+    for node in ast.walk(_parse(text, filename)):
         if isinstance(node, ast.Import):
             found |= {a.name for a in node.names if a.name.split(".")[0] == PACKAGE}
         elif isinstance(node, ast.ImportFrom):
@@ -48,7 +56,7 @@ def imported_modules(path: Path, src: Path = SRC, text: str | None = None) -> se
                 candidate = f"{module}.{alias.name}"
                 if _is_module(candidate, src):
                     found.add(candidate)
-    return found
+    return frozenset(found)
 
 
 def _package_of(path: Path, src: Path) -> str:
@@ -124,9 +132,14 @@ def _names(node: ast.AST) -> set[str]:
 def function_source(path: Path, names: str | set[str]) -> str:
     """The source lines of `path` that its module-level `names` (a function's, or several
     functions', classes' and constants') run or hold (see above)."""
-    names = {names} if isinstance(names, str) else set(names)
-    text = path.read_text()
-    tree = _parse(text, str(path))
+    names = frozenset({names} if isinstance(names, str) else names)
+    return _function_source(path.read_text(), str(path), names)
+
+
+@functools.lru_cache(maxsize=4096)
+def _function_source(text: str, path: str, names: frozenset[str]) -> str:
+    """function_source of a file's text (cached: a build asks once per job of a demo)."""
+    tree = _parse(text, path)
     body = tree.body[1:] if ast.get_docstring(tree) is not None else tree.body
     defining: dict[str, list[ast.stmt]] = {}
     always = []
@@ -173,15 +186,14 @@ def code_parts(
         grown = False
         for m, text in texts.items():
             path = module_path(m, src)
-            for node in ast.walk(_parse(text, str(path))):
-                if isinstance(node, ast.ImportFrom) and not node.level and node.module:
-                    target, aliases = node.module, {a.name for a in node.names}
-                    if target.startswith(f"{EXPERIMENTS}.") and not any(
-                        _is_module(f"{target}.{a}", src) for a in aliases
-                    ):
-                        if not aliases <= wanted.setdefault(target, set()):
-                            wanted[target] |= aliases
-                            grown = True
+            for target, names in _absolute_imports_from(text, str(path)):
+                aliases = set(names)
+                if target.startswith(f"{EXPERIMENTS}.") and not any(
+                    _is_module(f"{target}.{a}", src) for a in aliases
+                ):
+                    if not aliases <= wanted.setdefault(target, set()):
+                        wanted[target] |= aliases
+                        grown = True
             others = {
                 i
                 for i in imported_modules(path, src, text)
@@ -198,6 +210,16 @@ def code_parts(
         for m, text in sorted(texts.items())
     }
     return files, parts
+
+
+@functools.lru_cache(maxsize=4096)
+def _absolute_imports_from(text: str, filename: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """(module, names) of every absolute `from module import names` in a text (cached)."""
+    return tuple(
+        (node.module, tuple(a.name for a in node.names))
+        for node in ast.walk(_parse(text, filename))
+        if isinstance(node, ast.ImportFrom) and not node.level and node.module
+    )
 
 
 def _is_module(name: str, src: Path) -> bool:
