@@ -13,6 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from lecture17.pipeline import yamlio
 from lecture17.pipeline.aggregate import read_tables
 from lecture17.reporting import diff
 from lecture17.reporting.views import as_text, load_views, render_view
@@ -49,13 +50,12 @@ def run_jobs(demo: str, config_path: Path, device: str, root: str) -> int:
     the machine (pipeline/record.py), so a build that aggregates runs recorded elsewhere
     (report/measured/) can tell whether they still are what its config and code compute.
     """
-    import yaml
 
     from lecture17.pipeline import record
     from lecture17.pipeline.job import grid_folder, jobs, run_job
 
     with open(config_path, encoding="utf-8") as f:
-        demos = yaml.safe_load(f)["demos"]
+        demos = yamlio.load(f)["demos"]
     if demo not in demos:
         raise SystemExit(
             f"演示 {demo} 不在 {config_path} 里 is not configured; it has {sorted(demos)}"
@@ -79,12 +79,11 @@ def run_jobs(demo: str, config_path: Path, device: str, root: str) -> int:
 def record_runs(demos: list[str], config_path: Path, device: str, results: str) -> int:
     """Copy the runs of recorded demos (07.x, 08.x) from `results` to report/measured/ with
     their record.json (the `record` rule of `snakemake robustness`)."""
-    import yaml
 
     from lecture17.pipeline import fingerprint, record
 
     with open(config_path, encoding="utf-8") as f:
-        config = yaml.safe_load(f)["demos"]
+        config = yamlio.load(f)["demos"]
 
     for demo in demos:
         folder = record.store(demo, config[demo], device, machine_name(device), results)
@@ -101,11 +100,10 @@ def record_runs(demos: list[str], config_path: Path, device: str, results: str) 
 def restore_runs(demos: list[str], config_path: Path, results: str) -> int:
     """`make robustness` after seeds were added: the recorded jobs back into results/, so
     that only the new seeds run (the recordings must still hold, by hashes or behaviour)."""
-    import yaml
 
     from lecture17.pipeline import record
 
-    config = yaml.safe_load(config_path.read_text(encoding="utf-8"))["demos"]
+    config = yamlio.load(config_path.read_text(encoding="utf-8"))["demos"]
     for demo in demos:
         n = record.restore(demo, config[demo], results)
         print(f"演示 {demo}：{n} 个记录的作业放回 recorded jobs restored → {results}/{demo}/")
@@ -125,11 +123,10 @@ def machine_name(device: str) -> str:
 
 def check_recorded(config_path: Path, root: str) -> int:
     """Every recording under `root` against this checkout's config and code (CI runs it)."""
-    import yaml
 
     from lecture17.pipeline import record
 
-    demos = yaml.safe_load(config_path.read_text(encoding="utf-8"))["demos"]
+    demos = yamlio.load(config_path.read_text(encoding="utf-8"))["demos"]
     folders = sorted(p for p in Path(root).glob("*") if p.is_dir() and p.name[0] != ".")
     stale = 0
     for folder in folders:

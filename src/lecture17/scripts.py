@@ -23,9 +23,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-import yaml
-
 from lecture17.experiments import DEMOS, SCRIPTS
+from lecture17.pipeline import yamlio
 
 SCRIPT_FOLDER = "scripts"
 
@@ -103,7 +102,7 @@ def run_script(script: str, config_path: Path = Path("config/config.yaml")) -> i
     from lecture17.reporting.views import as_text, load_views, render_view
 
     with open(config_path, encoding="utf-8") as f:
-        demos = yaml.safe_load(f)["demos"]
+        demos = yamlio.load(f)["demos"]
     path = script_path(script)
     edits = edits_of(path)
     demos = apply_edits(demos, edits)

@@ -51,9 +51,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-import yaml
-
 from lecture17.experiments import DEMOS
+from lecture17.pipeline import yamlio
 
 FINGERPRINT = "fingerprint.json"
 STEPS = 10  # optimizer steps per training run in a fingerprint: seconds per demo
@@ -366,7 +365,7 @@ def main(argv=None) -> int:
     if args.command == "compute":
         args.out.write_text(json.dumps(compute(args.demo, json.loads(args.spec))))
         return 0
-    config = yaml.safe_load(args.config.read_text(encoding="utf-8"))["demos"]
+    config = yamlio.load(args.config.read_text(encoding="utf-8"))["demos"]
     from lecture17.pipeline import record
 
     if args.command == "vouch":

@@ -47,9 +47,9 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import yaml
 
 from lecture17.pipeline import aggregate as tables_mod
+from lecture17.pipeline import yamlio
 from lecture17.reporting import checks
 
 CLASSES = ("exact", "reconstructed", "echo", "precision", "seeded", "timing", "cited", "beyond")
@@ -171,7 +171,7 @@ def load_ledger(path) -> list[dict]:
         sorted(f for f in path.glob("*.yaml") if f.name != FLAGS_FILE) if path.is_dir() else [path]
     )
     if path.is_dir() and (path / FLAGS_FILE).exists():
-        FLAG_TEXT.update(yaml.safe_load((path / FLAGS_FILE).read_text(encoding="utf-8")))
+        FLAG_TEXT.update(yamlio.load((path / FLAGS_FILE).read_text(encoding="utf-8")))
     views = (path if path.is_dir() else path.parent).parent / "views"
     if views.is_dir():
         VIEW_LABELS.update(view_labels(views))
@@ -184,7 +184,7 @@ def load_ledger(path) -> list[dict]:
     entries = []
     for file in files:
         with open(file, encoding="utf-8") as f:
-            entries += yaml.safe_load(f) or []
+            entries += yamlio.load(f) or []
     ids = set()
     for entry in entries:
         try:
@@ -626,7 +626,7 @@ def view_labels(folder: Path) -> dict[str, dict[str, str]]:
     """demo -> every `labels` entry of its views in report/views (later views win)."""
     out: dict[str, dict[str, str]] = {}
     for file in sorted(Path(folder).glob("*.yaml")):
-        for demo, items in (yaml.safe_load(file.read_text(encoding="utf-8")) or {}).items():
+        for demo, items in (yamlio.load(file.read_text(encoding="utf-8")) or {}).items():
             for view in items or []:
                 out.setdefault(str(demo), {}).update(
                     {str(k): str(v) for k, v in (view.get("labels") or {}).items()}

@@ -19,8 +19,8 @@ from importlib import metadata
 from pathlib import Path
 
 import pandas as pd
-import yaml
 
+from lecture17.pipeline import yamlio
 from lecture17.pipeline.csvio import write_with_timing
 
 PACKAGES = ["numpy", "torch", "pandas", "matplotlib", "jinja2", "markdown", "snakemake"]
@@ -48,7 +48,7 @@ def git_state() -> tuple[str, str]:
 
 def reproducible_info(config_path: Path, code_files: list) -> dict:
     with open(config_path, encoding="utf-8") as f:
-        config = yaml.safe_load(f)
+        config = yamlio.load(f)
     commit, dirty = git_state()
     return {
         "commit": commit,

@@ -28,11 +28,10 @@ import struct
 import sys
 from pathlib import Path
 
-import yaml
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 from lecture17.experiments import DEMOS
-from lecture17.pipeline import fingerprint, record
+from lecture17.pipeline import fingerprint, record, yamlio
 from lecture17.pipeline.aggregate import read_tables, table_seeds
 from lecture17.pipeline.csvio import timing_path
 from lecture17.reporting import claims as claims_mod
@@ -400,7 +399,7 @@ def render_markdown(template_path: Path, context: dict) -> str:
 def build(args) -> tuple[str, str]:
     tables = read_tables(args.tables)  # each demo's timing table merged back in
     with open(args.config, encoding="utf-8") as f:
-        demos = yaml.safe_load(f)["demos"]
+        demos = yamlio.load(f)["demos"]
     outcomes = ledger_mod.evaluate_all(ledger_mod.load_ledger(args.ledger), tables, demos)
     figures = {Path(p).stem: Path(p) for p in args.figures}
     views = load_views(args.views)

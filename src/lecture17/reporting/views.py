@@ -11,8 +11,7 @@ import re
 import unicodedata
 from pathlib import Path
 
-import yaml
-
+from lecture17.pipeline import yamlio
 from lecture17.pipeline.aggregate import STAT_COLUMNS, select
 from lecture17.reporting import ledger as ledger_mod
 
@@ -31,7 +30,7 @@ def load_views(folder: Path) -> dict:
     views = {}
     for path in sorted(Path(folder).glob("*.yaml")):
         with open(path, encoding="utf-8") as f:
-            for demo, items in (yaml.safe_load(f) or {}).items():
+            for demo, items in (yamlio.load(f) or {}).items():
                 views.setdefault(str(demo), []).extend(items)
     return views
 
