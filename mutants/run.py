@@ -44,16 +44,15 @@ counts the rest), since a rebuild that changes nothing but the rounding shows th
 """
 
 import argparse
-import contextlib
 import csv
 import hashlib
-import io
 import json
 import os
 import re
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
@@ -160,9 +159,8 @@ class Build:
             env["PYTHONPATH"] += f"{os.pathsep}{self.folder / 'mutants' / 'trace'}"
             env["LECTURE17_TRACE_SRC"] = str(self.folder / "src" / "lecture17")
             env["LECTURE17_TRACE_DIR"] = str(self.folder / TRACE)
-            # the hook starts with the interpreter and writes at exit: each job its own process
-            # (a warm-started job is forked from a server, lecture17/pipeline/warm.py)
-            env["LECTURE17_WARM"] = "0"
+            # warm-started jobs too: the hook's start_job runs in each forked child
+            # (lecture17/pipeline/warm.py job_hook); cold, the control cost ~6 more minutes
         for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
             env[name] = "1"
         return env
@@ -384,51 +382,74 @@ class Judgement:
         return bool(self.credible)
 
 
-def counted_flips(control_dir: Path, other: Path) -> tuple[list[str], list[str]]:
+@dataclass
+class Control:
+    """A control build loaded and evaluated once (every mutant is compared with it)."""
+
+    entries: list
+    views: dict
+    build: object  # diff.Build
+    outcomes: list
+
+
+_CONTROLS: dict[Path, Control] = {}
+_CONTROLS_LOCK = threading.Lock()
+
+
+def loaded_control(control_dir: Path) -> Control:
+    """The control's ledger, views, tables and claims, read once per process (its folder is
+    never written after it is built: a mutant works on a copy)."""
+    from lecture17.reporting import diff, ledger
+    from lecture17.reporting.report import load_views
+
+    key = Path(control_dir).resolve()
+    with _CONTROLS_LOCK:
+        if key not in _CONTROLS:
+            entries = ledger.load_ledger(key / "report" / "ledger")
+            build = diff.load_build(key)
+            outcomes = ledger.evaluate_all(entries, build.tables, build.demos)
+            _CONTROLS[key] = Control(entries, load_views(key / "report/views"), build, outcomes)
+        return _CONTROLS[key]
+
+
+def counted_flips(comparison, trained: set) -> tuple[list[str], list[str]]:
     """The counted claims whose status differs, and what else `diff` fails on: the cells it
     flags, and the claims whose printed value differs where their class is judged by it
     (exact, reconstructed, echo, beyond: e.g. a chance level measured on another test set),
     written "claim C037"."""
     from lecture17.reporting import diff, ledger
-    from lecture17.reporting.report import load_views
 
-    entries = ledger.load_ledger(control_dir / "report" / "ledger")
-    a, b = diff.load_build(control_dir), diff.load_build(other)
-    cells = diff.compare_cells(a, b, diff.print_formats(load_views(control_dir / "report/views")))
     flips, claims = [], []
-    pairs = zip(
-        ledger.evaluate_all(entries, a.tables, a.demos),
-        ledger.evaluate_all(entries, b.tables, b.demos),
-        strict=True,
-    )
+    pairs = zip(comparison.outcomes_a, comparison.outcomes_b, strict=True)
     for oa, ob in pairs:
         if oa.entry["class"] in ledger.COUNTED and oa.status != ob.status:
             flips.append(oa.entry["id"])
-        elif diff.compare_claim(oa, ob, cells, a.trained | b.trained)[0] == "differs":
+        elif diff.compare_claim(oa, ob, comparison.cells, trained)[0] == "differs":
             claims.append(f"claim {oa.entry['id']}")
-    bad = sorted(" · ".join(map(str, key)) for key in cells.bad)
+    bad = sorted(" · ".join(map(str, key)) for key in comparison.cells.bad)
     return flips, bad + claims
 
 
-def run_diff(control_dir: Path, other: Path) -> tuple[int, str]:
-    """`python -m lecture17 diff control other` (in this process), its exit status and text."""
-    from lecture17.reporting import diff
-
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
-        status = diff.main(str(control_dir), str(other), control_dir / "report" / "ledger")
-    return status, out.getvalue()
-
-
 def judge(control_dir: Path, other: Path, noise: dict | None = None) -> Judgement:
-    """`diff` and the counted verdicts of a finished build against the control; they must
+    """`python -m lecture17 diff control other` (its text kept in the build's folder) and the
+    counted verdicts of a finished build against the control, from one comparison; they must
     agree (diff fails exactly when a verdict flips or a cell differs), and a build that `diff`
     calls incomplete is a fault of this machinery, never a mutant's verdict."""
-    status, text = run_diff(control_dir, other)
-    (other / "mutants-diff.txt").write_text(text, encoding="utf-8")
-    if status == 2:
-        raise RuntimeError(f"diff refused {other} as incomplete: {text.strip()}")
-    flips, cells = counted_flips(control_dir, other)
+    from lecture17.reporting import diff
+
+    control = loaded_control(control_dir)
+    try:
+        b = diff.load_build(other)
+    except diff.IncompleteBuild as error:
+        raise RuntimeError(f"diff refused {other} as incomplete: {error}") from error
+    done = diff.compare(
+        control.entries, control.build, b, control.views, outcomes_a=control.outcomes
+    )
+    status = 1 if done.failures else 0
+    title = f"{control_dir} 对照 vs {other}"
+    text = "\n".join([diff.headline(title, control.entries, done.failures), *done.lines])
+    (other / "mutants-diff.txt").write_text(text + "\n", encoding="utf-8")
+    flips, cells = counted_flips(done, control.build.trained | b.trained)
     verdict = Judgement(status, flips, cells, changed_csvs(control_dir, other), noise or {})
     if verdict.differs != (status == 1):
         raise RuntimeError(f"diff exit {status} disagrees with flips {flips}, cells {cells[:3]}")
@@ -501,8 +522,11 @@ def prepare(mutant: Mutant, control_dir: Path, work: Path, cores: int) -> tuple:
 
 
 def protocol_stage(build: Build, control_dir: Path, noise: dict) -> Judgement | None:
-    """The lecture's demos rebuilt, the recordings kept (hashes renewed); None if it fails."""
-    ok = build_runs(build, recorded=False) and build_report(build, rerun=set())
+    """The lecture's demos rebuilt, the recordings kept (hashes renewed); None if it fails.
+    One Snakemake call (its DAG costs seconds): the recordings are the control's, so they can
+    be stored before the runs."""
+    runs = run_csvs(demos_of(build), False)
+    ok = store_recordings(build, set()) and build.snakemake(*runs, "all", "--forcerun", "report")
     return judge(control_dir, build.folder, noise) if ok else None
 
 

@@ -7,6 +7,7 @@ import os
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 import yaml
@@ -184,13 +185,68 @@ def test_unreached_jobs_keep_the_controls_csvs(tmp_path):
     assert run.job_files(kept)[2] == "benchmarks/pe_ablation/03.5/variant=none/seed0.tsv"
 
 
-def test_a_traced_build_runs_its_jobs_cold_and_an_untraced_one_may_run_warm(tmp_path):
-    """The tracer is a sitecustomize that writes at exit: a job forked from a warm-start server
-    would run neither (lecture17/pipeline/warm.py), so the control would have no traces."""
-    assert run.Build(tmp_path, 1).environment()["LECTURE17_WARM"] == "0"
-    assert "LECTURE17_WARM" not in run.Build(tmp_path, 1, trace=False).environment() or (
+def test_a_traced_build_may_run_its_jobs_warm():
+    """The tracer acts in each warm-started job's child (start_job, warm.py's job_hook), so the
+    control's jobs need not run cold (they did until session 16: ~6 more minutes)."""
+    assert "LECTURE17_WARM" not in run.Build(ROOT, 1).environment() or (
         os.environ.get("LECTURE17_WARM") == "0"
     )
+
+
+def test_a_warm_started_job_is_traced_as_a_new_process_would_be(tmp_path, monkeypatch):
+    from lecture17.pipeline import warm
+
+    package = tmp_path / "src" / "lecture17"
+    (package / "pipeline").mkdir(parents=True)
+    for name in ("__init__.py", "pipeline/__init__.py"):
+        (package / name).write_text("")
+    (package / "pipeline" / "warm.py").write_text(
+        (ROOT / "src/lecture17/pipeline/warm.py").read_text()
+    )
+    (package / "tiny.py").write_text(
+        "def outer():\n    def inner():\n        return 1\n    return inner()\n"
+    )
+    (package / "job.py").write_text("from lecture17 import tiny\n\ntiny.outer()\n")
+    env = {
+        "PYTHONPATH": f"{tmp_path / 'src'}{os.pathsep}{ROOT / 'mutants' / 'trace'}",
+        "LECTURE17_TRACE_SRC": str(package),
+        "OMP_NUM_THREADS": "1",
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+    }
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.delenv(warm.SOCKET_VARIABLE, raising=False)
+
+    def job(trace: str) -> tuple[set, str]:
+        out = "results/01.1/seed0.csv"
+        folder = tmp_path / trace
+        done = subprocess.run(
+            [sys.executable, "-m", "lecture17.pipeline.warm", "lecture17.job", "--out", out],
+            cwd=tmp_path,
+            env={**os.environ, "LECTURE17_TRACE_DIR": str(folder)},
+            capture_output=True,
+            text=True,
+        )
+        assert done.returncode == 0, done.stderr
+        calls = json.loads((folder / "results/01.1/seed0.json").read_text())
+        return {c for c in calls if "/warm.py::" not in c}, done.stderr  # the client's own
+
+    cold, log = job("cold")
+    assert "warm start" not in log
+    server = warm.start_server({}, tmp_path / "server.log")
+    try:
+        warm_calls, log = job("warm")
+    finally:
+        warm.stop_server(server)
+    assert "warm start" in log  # the job ran in the server's child
+    job_calls = {
+        "src/lecture17/job.py::<module>",
+        "src/lecture17/tiny.py::<module>",
+        "src/lecture17/tiny.py::outer",
+        "src/lecture17/tiny.py::outer.<locals>.inner",
+    }
+    assert job_calls <= cold
+    assert warm_calls == cold  # the job's calls came from the child: its client ran no job
 
 
 def test_a_mutants_copy_reads_the_controls_traces_and_runs_untraced(tmp_path, monkeypatch):

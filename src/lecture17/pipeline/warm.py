@@ -31,8 +31,9 @@ job's `max_rss` and `cpu_time` are the client's (~10 MB, ~0 s); the child's own 
 and peak memory are the last line of the job's log (`warm start: …`), which bench/build_profile.py
 reads. A warm child also starts no interpreter of its own: a `sitecustomize` on the jobs' path
 runs once, in the server, and the child leaves by `os._exit`, running no `atexit` handler (the
-jobs register none; the mutants' call tracer, which does both, builds cold). Turn it off with
-`LECTURE17_WARM=0` (e.g. to measure a job's memory in its benchmark, or to trace its calls).
+jobs register none); a `sitecustomize` that acts per job defines `start_job` (`job_hook`: the
+mutants' call tracer does). Turn it off with `LECTURE17_WARM=0` (e.g. to measure a job's
+memory in its benchmark).
 
 Long on purpose: the client and the server speak one small protocol (a request with three file
 descriptors; "refused …" or "child <pid>", then "status <code>"), easier to check in one file.
@@ -212,6 +213,15 @@ def _watch_client(conn: socket.socket) -> None:
     os._exit(128 + signal.SIGKILL)
 
 
+def job_hook(argv: list[str]):
+    """A `sitecustomize` runs once per interpreter: in a warm build, once, in the server. One
+    that acts per job (the call tracer of `make mutants`, mutants/trace/) defines
+    `start_job(argv)`, which a warm child calls before the job and which returns what to call
+    after it (or None): the child leaves by `os._exit`, so no `atexit` handler runs."""
+    start = getattr(sys.modules.get("sitecustomize"), "start_job", None)
+    return start(list(argv)) if start is not None else None
+
+
 def _child(conn: socket.socket, request: dict, fds: list[int], inherited: list[int]) -> None:
     """The forked child: become the job (its fds, directory, environment, argv), run, exit."""
     for fd in inherited:  # the server's listening socket, other jobs' connections and pidfds
@@ -231,7 +241,10 @@ def _child(conn: socket.socket, request: dict, fds: list[int], inherited: list[i
     conn.sendall(f"child {os.getpid()}\n".encode())
     threading.Thread(target=_watch_client, args=(conn,), daemon=True).start()
     try:
+        finish = job_hook(request["argv"])
         code = run_cold(request["argv"])
+        if finish is not None:
+            finish()
     except KeyboardInterrupt:
         code = 128 + signal.SIGINT
     except BaseException:  # what a new Python prints and exits with

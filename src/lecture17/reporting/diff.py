@@ -56,9 +56,9 @@ from pathlib import Path
 import mpmath
 import numpy as np
 import pandas as pd
-import yaml
 
 from lecture17.experiments import DEMOS
+from lecture17.pipeline import yamlio
 from lecture17.pipeline.aggregate import STAT_COLUMNS, STATS, read_tables
 from lecture17.reporting import ledger as ledger_mod
 from lecture17.reporting.views import load_views
@@ -146,7 +146,7 @@ def load_build(path: Path, incomplete: bool = False) -> Build:
     for config in candidates:
         if config.is_file():
             with open(config, encoding="utf-8") as f:
-                demos = yaml.safe_load(f)["demos"]
+                demos = yamlio.load(f)["demos"]
             break
     else:
         raise ValueError(f"{path}: no config/config.yaml or config.yaml beside the tables")
@@ -157,7 +157,7 @@ def load_build(path: Path, incomplete: bool = False) -> Build:
 # statistics
 
 
-def welch_p(a: pd.Series, b: pd.Series) -> float:
+def welch_p(a, b) -> float:
     """Two-sided p-value of Welch's t-test for the means of two per-seed samples."""
     se2 = a["std"] ** 2 / a["n_seeds"] + b["std"] ** 2 / b["n_seeds"]
     gap = abs(a["mean"] - b["mean"])
@@ -280,10 +280,9 @@ def compare_cells(a: Build, b: Build, formats: dict) -> CellReport:
             texts[ck] = f"{text}: {k[0]}/{seeds[0]} vs {k[1]}/{seeds[1]} seeds"
         tolerances = dict(getattr(DEMOS.get(demo), "measured", ()))
         floors = spread_floors(ta, tb) if trained else {}
+        rows_a, rows_b = _rows(demo, ta), _rows(demo, tb)  # dicts: .loc per cell cost seconds
         for key in ta.index.intersection(tb.index, sort=False):
-            ra, rb = ta.loc[key], tb.loc[key]
-            if isinstance(ra, pd.DataFrame):
-                raise ValueError(f"table {demo}: labels {key} are not unique")
+            ra, rb = rows_a[key], rows_b[key]
             quantity = key[-1] if isinstance(key, tuple) else key
             if quantity in timings:
                 continue
@@ -332,8 +331,16 @@ def spread_floors(ta: pd.DataFrame, tb: pd.DataFrame) -> dict:
     return both.groupby(quantities)["std"].median().to_dict()
 
 
-def _floored(row: pd.Series, floor: float) -> pd.Series:
-    return row.copy().where(row.index != "std", max(float(row["std"]), floor))
+def _rows(demo: str, table: pd.DataFrame) -> dict:
+    """A keyed table's rows as {label key: {column: value}}; its labels must be unique."""
+    if not table.index.is_unique:
+        key = table.index[table.index.duplicated()][0]
+        raise ValueError(f"table {demo}: labels {key} are not unique")
+    return dict(zip(table.index, table.to_dict("records"), strict=True))
+
+
+def _floored(row: dict, floor: float) -> dict:
+    return {**row, "std": max(float(row["std"]), floor)}
 
 
 def _finite(row: pd.Series) -> bool:
@@ -411,11 +418,30 @@ def _claim_cell(cell) -> tuple:
     return cell_key(demo, key)
 
 
+@dataclass
+class Comparison:
+    """Two builds compared once: their cells, both builds' claims, and `diff`'s lines."""
+
+    cells: CellReport
+    outcomes_a: list
+    outcomes_b: list
+    lines: list
+    failures: int  # what `diff` counts: claims and cells that differ, and verdict flips
+
+
 def diff_builds(entries, a: Build, b: Build, views: dict, show_timing=False):
     """(lines, number of differences) for two builds."""
+    done = compare(entries, a, b, views, show_timing)
+    return done.lines, done.failures
+
+
+def compare(entries, a: Build, b: Build, views: dict, show_timing=False, outcomes_a=None):
+    """diff_builds with what it computed on the way; `outcomes_a`: build a's claims, if the
+    caller evaluated them already (make mutants compares one control with each mutant)."""
     cells = compare_cells(a, b, print_formats(views))
     trained = a.trained | b.trained
-    outcomes_a = ledger_mod.evaluate_all(entries, a.tables, a.demos)
+    if outcomes_a is None:
+        outcomes_a = ledger_mod.evaluate_all(entries, a.tables, a.demos)
     outcomes_b = ledger_mod.evaluate_all(entries, b.tables, b.demos)
     lines, failures, notes, flips = [], 0, [], []
     for oa, ob in zip(outcomes_a, outcomes_b, strict=True):
@@ -441,7 +467,8 @@ def diff_builds(entries, a: Build, b: Build, views: dict, show_timing=False):
     )
     flip_lines = [f"结论翻转 verdict flips（计入的数字 counted claims）: {len(flips)}", *flips]
     notes = ["说明 notes:"] + notes if notes else []
-    return [header, *flip_lines, *lines, *notes], failures + len(flips)
+    lines = [header, *flip_lines, *lines, *notes]
+    return Comparison(cells, outcomes_a, outcomes_b, lines, failures + len(flips))
 
 
 def diff_lecture(entries, tables, demos=None) -> tuple[list[str], int]:
@@ -498,10 +525,14 @@ def main(
         views = load_views(Path(ledger_path).parent / "views")
         lines, failures = diff_builds(entries, build_a, build_b, views, show_timing)
         title = f"{a} 对照 vs {b}"
-    print(f"比较 diff: {title} — {len(entries)} 个数字 claims, {failures} 处不同 differ")
+    print(headline(title, entries, failures))
     for line in lines:
         print(line)
     return 1 if failures else 0
+
+
+def headline(title: str, entries, failures: int) -> str:
+    return f"比较 diff: {title} — {len(entries)} 个数字 claims, {failures} 处不同 differ"
 
 
 if __name__ == "__main__":
