@@ -28,6 +28,8 @@ from pathlib import Path
 
 import yaml
 
+from mutants import protocol
+
 ROOT = Path(__file__).resolve().parents[1]
 REASONS = ROOT / "mutants" / "unreachable.yaml"
 CONTROL = ROOT / "mutants" / "control-verdicts.csv"  # claim, status in the control build
@@ -133,8 +135,21 @@ def counted_claims(ledger_dir: Path = ROOT / "report" / "ledger") -> list[str]:
     return [e["id"] for e in ledger.load_ledger(ledger_dir) if e["class"] in ledger.COUNTED]
 
 
-def summary(cov: dict) -> list[str]:
-    """The mutation table's lines on the counted claims (Chinese, ids listed)."""
+def training_steps(overlay: Path = protocol.OVERLAY) -> int:
+    """The steps most of the protocol's trained demos take (what the summary quotes)."""
+    demos = yaml.safe_load(Path(overlay).read_text(encoding="utf-8"))["demos"]
+    steps = [d.get("settings", {}).get("train", {}).get("steps") for d in demos.values()]
+    steps = [s for s in steps if s is not None]
+    if not steps:
+        raise ValueError(f"{overlay} sets no training steps")
+    return max(set(steps), key=steps.count)
+
+
+def summary(cov: dict, steps: int | None = None) -> list[str]:
+    """The mutation table's lines on the counted claims (Chinese, ids listed); `steps`: the
+    reduced protocol's training steps (mutants/protocol.yaml's, when not given)."""
+    if steps is None:
+        steps = training_steps()
     by = {kind: [c for c, (k, _) in cov.items() if k == kind] for kind in KINDS}
     lines = [
         f"计入标题的 {len(cov)} 条结论 counted claims 里：被至少一个变异翻转的 flipped "
@@ -151,8 +166,8 @@ def summary(cov: dict) -> list[str]:
             for c in by["short"]
         )
         lines.append(
-            f"还有 {len(by['short'])} 条控制构建在缩减的协议下就和完整构建（`report/reference/`）"
-            "判得不同：200 步时要检验的现象还没有出现（GRU 还没学会、还没有头停在 BOS 上），"
+            f"还有 {len(by['short'])} 条控制构建在缩减的协议下（训练的演示大多只训练 {steps} 步）"
+            "就和完整构建（`report/reference/`）判得不同：要检验的现象在控制构建里就不一样，"
             f"变异翻转它检验的是另一件事；要补上，这些演示得用更长的协议：{said}。"
         )
     if by["gap"]:

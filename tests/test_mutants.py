@@ -530,8 +530,8 @@ def test_a_gap_the_control_cannot_decide_is_blind_and_said_apart(tmp_path):
 
 def test_a_gap_the_control_decides_otherwise_than_the_full_build_is_short(tmp_path):
     """A claim the reduced protocol already judges otherwise than the full build (a GRU that has
-    not learned in 200 steps) is "short", said with the full build's status; a gap judged alike
-    in both stays a gap, and so does one whose full-build status is unknown."""
+    not learned in the protocol's steps) is "short", said with the full build's status; a gap
+    judged alike in both stays a gap, and so does one whose full-build status is unknown."""
     control = {"C1": "differs", "C2": "differs", "C3": "differs", "C4": "unresolved"}
     full = {"C1": "holds", "C2": "differs", "C4": "holds"}
     cov = coverage.coverage(["C1", "C2", "C3", "C4"], [], {}, control, full)
@@ -543,6 +543,9 @@ def test_a_gap_the_control_decides_otherwise_than_the_full_build_is_short(tmp_pa
     }
     text = "\n".join(coverage.summary(cov))
     assert "其余 4 条" in text and "还有 1 条" in text and "C1（不同，完整构建成立）" in text
+    assert f"只训练 {coverage.training_steps()} 步" in text and "只训练 150 步" in "\n".join(
+        coverage.summary(cov, steps=150)
+    )
     assert "缺口 gaps（2 条）：C2、C3。" in text
     path = tmp_path / "control-verdicts.csv"
     coverage.write_control_verdicts(control, "abc", path, full=full)
