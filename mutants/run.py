@@ -779,6 +779,55 @@ def write_results(rows: list[dict], path: Path = RESULTS) -> None:
         writer.writerows({k: row.get(k, "") for k in COLUMNS} for row in kept)
 
 
+CAMPAIGN_COLUMNS = [
+    "started",
+    "cpu",
+    "cores",
+    "jobs",
+    "recorded",
+    "mutants",
+    "control_s",
+    "second_control_s",
+    "mutants_s",
+    "total_s",
+    "fingerprint",
+    "command",
+]
+
+
+def cpu_model() -> str:
+    """The CPU's model name (/proc/cpuinfo), as the machine a campaign's times belong to."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text(encoding="utf-8").splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return "unknown"
+
+
+def built_seconds(folder: Path, since: float) -> str:
+    """The build time of a control finished at or after `since` (wall clock), "cached" for
+    one finished before, "" when there is none."""
+    done = folder / DONE
+    if not done.is_file():
+        return ""
+    if done.stat().st_mtime < since:
+        return "cached"
+    return str(json.loads(done.read_text(encoding="utf-8")).get("seconds", ""))
+
+
+def append_campaign(row: dict, path: Path) -> None:
+    """One line per finished campaign: what it cost on which machine, kept beside the results
+    (a terminal's log or /tmp does not outlive the machine; this file is committed)."""
+    new = not path.is_file()
+    with path.open("a", encoding="utf-8", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=CAMPAIGN_COLUMNS, lineterminator="\n")
+        if new:
+            writer.writeheader()
+        writer.writerow({k: row.get(k, "") for k in CAMPAIGN_COLUMNS})
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m mutants.run", description=__doc__)
     parser.add_argument("mutants", nargs="*", help="names from the catalogue (default: all)")
@@ -824,6 +873,12 @@ def main(argv=None) -> int:
         "built from must be the mutated code's, which its fingerprint column records)",
     )
     parser.add_argument("--results", type=Path, default=RESULTS, help="the results CSV")
+    parser.add_argument(
+        "--campaigns",
+        type=Path,
+        help="where a finished run appends its wall clock and machine (default: campaigns.csv "
+        "beside the results CSV)",
+    )
     parser.add_argument("--keep", action="store_true", help="keep each mutant's build folder")
     parser.add_argument(
         "--protocol", type=Path, default=protocol.OVERLAY, help="the reduced protocol's overlay"
@@ -832,6 +887,7 @@ def main(argv=None) -> int:
     if args.jobs < 1 or args.cores < 1:
         parser.error("--jobs and --cores must be at least 1")
     chosen = select(args.mutants)
+    began, began_wall = time.monotonic(), time.time()
     args.work.mkdir(parents=True, exist_ok=True)
     if args.tests_today:
         write_results(tests_today(chosen, args.work, args.cores, args.results), args.results)
@@ -881,6 +937,26 @@ def main(argv=None) -> int:
         print(
             f"变异 mutants: {len(chosen)}, {args.jobs} at a time: {time.monotonic() - start:.0f} s"
         )
+    campaign = {
+        "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(began_wall)),
+        "cpu": cpu_model(),
+        "cores": args.cores,
+        "jobs": args.jobs,
+        "recorded": args.recorded,
+        "mutants": len(chosen),
+        "control_s": built_seconds(control_dir, began_wall),
+        "second_control_s": built_seconds(second_of(control_dir), began_wall)
+        if args.false_catch
+        else "",
+        "mutants_s": round(time.monotonic() - start, 1),
+        "total_s": round(time.monotonic() - began, 1),
+        "fingerprint": fingerprint,
+        "command": " ".join(
+            ["python -m mutants.run", *(argv if argv is not None else sys.argv[1:])]
+        ),
+    }
+    append_campaign(campaign, args.campaigns or args.results.with_name("campaigns.csv"))
+    print(f"一次运行 campaign: {campaign['total_s']:.0f} s", flush=True)
     return 0
 
 

@@ -2,11 +2,13 @@
 survive a moved function and fail loudly on a missing one, and the runner's pieces (which jobs
 a mutant reaches, what counts as changed, the decision) on synthetic inputs. Fast: no build."""
 
+import csv
 import json
 import os
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -474,6 +476,47 @@ def test_mutants_run_several_at_a_time_longest_first_each_row_kept_as_it_ends(
     assert [r["mutant"] for r in run.read_results(results)] == [n for n in MUTANTS if n in names]
     with pytest.raises(SystemExit):
         run.main([*argv, "--jobs", "0", *names])
+
+
+def test_a_finished_campaign_leaves_its_wall_clock_and_machine_beside_the_results(
+    tmp_path, monkeypatch
+):
+    """Each finished run appends one line to campaigns.csv beside its results: when, on which
+    CPU, how many mutants, the controls it built (their seconds) or found ("cached"), and the
+    wall clock of the mutants and of the whole run; a second run adds a line."""
+    control = tmp_path / "control"
+    control.mkdir()
+    (control / run.DONE).write_text('{"seconds": 7.5}')
+    old = time.time() - 60
+    os.utime(control / run.DONE, (old, old))
+
+    def fake(mutant, *rest):
+        time.sleep(0.2)
+        return {"mutant": mutant.name, "decision": "caught-by-tests", "build_s": 1, "tests_s": 1}
+
+    monkeypatch.setattr(run, "run_mutant", fake)
+    monkeypatch.setattr(run, "code_fingerprint", lambda root: "f" * 64)
+    results = tmp_path / "results.csv"
+    argv = ["--control", str(control), "--work", str(tmp_path / "w"), "--results", str(results)]
+    assert run.main([*argv, "warmup_never_caps", "sdpa_mask_inverted"]) == 0
+    assert run.main([*argv, "warmup_never_caps"]) == 0
+    with (tmp_path / "campaigns.csv").open(encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    assert [r["mutants"] for r in rows] == ["2", "1"]
+    first = rows[0]
+    assert first["control_s"] == "cached" and first["second_control_s"] == ""
+    assert first["cpu"] == run.cpu_model() != ""
+    assert 0.4 <= float(first["mutants_s"]) <= float(first["total_s"])
+    assert first["fingerprint"] == "f" * 64
+    assert first["command"].endswith("warmup_never_caps sdpa_mask_inverted")
+    # a control finished during the run reports its own build time
+    fresh = tmp_path / "fresh"
+    fresh.mkdir()
+    since = time.time() - 1
+    (fresh / run.DONE).write_text('{"seconds": 754.5}')
+    assert run.built_seconds(fresh, since) == "754.5"
+    assert run.built_seconds(fresh, time.time() + 60) == "cached"
+    assert run.built_seconds(tmp_path / "none", since) == ""
 
 
 def test_the_second_control_sits_beside_its_control_and_must_share_its_code(tmp_path):
