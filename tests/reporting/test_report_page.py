@@ -389,16 +389,22 @@ def drawn(name: str, folder: Path, phone: bool = False):
 
 
 def figure_cases():
+    """Every figure, wide and on a phone, in Chinese (this machine's CJK font) and in the English
+    a machine without it draws."""
     reason = reference_missing()
+    no_font = "no Noto Sans CJK SC: fonts-noto-cjk"
     cases = []
     for name in figures.FIGURES:
         for phone in (False, True):
-            marks = ()
-            if name not in SMALL_FIGURES and reason:
-                marks = pytest.mark.skip(reason=reason)
-            source = "small" if name in SMALL_FIGURES else "reference"
-            tag = f"{name}-{'phone' if phone else 'wide'}"
-            cases.append(pytest.param(name, source, phone, id=tag, marks=marks))
+            for chinese in (True, False):
+                marks = []
+                if name not in SMALL_FIGURES and reason:
+                    marks.append(pytest.mark.skip(reason=reason))
+                if chinese and figures.cjk_font() is None:
+                    marks.append(pytest.mark.skip(reason=no_font))
+                source = "small" if name in SMALL_FIGURES else "reference"
+                tag = f"{name}-{'phone' if phone else 'wide'}-{'zh' if chinese else 'en'}"
+                cases.append(pytest.param(name, source, phone, chinese, id=tag, marks=marks))
     return cases
 
 
@@ -410,14 +416,16 @@ def titles(fig) -> list:
     return tops + [ax.title for ax in fig.axes if ax.title.get_text()]
 
 
-@pytest.mark.parametrize(("name", "source", "phone"), figure_cases())
+@pytest.mark.parametrize(("name", "source", "phone", "chinese"), figure_cases())
 def test_figure_text_is_readable_and_legends_stay_off_the_data_and_the_titles(
-    name, source, phone, page
+    name, source, phone, chinese, page, monkeypatch
 ):
     import matplotlib.pyplot as plt
     from matplotlib.legend import Legend
     from matplotlib.text import Text
 
+    if not chinese:
+        monkeypatch.setattr(figures, "cjk_font", lambda: None)
     folder = page["work"] / "tables" if source == "small" else ROOT / "report/reference/tables"
     if source == "reference" and figures.FIGURES[name].table not in tables_of(folder):
         pytest.skip(f"the reference build has no table {figures.FIGURES[name].table}")
@@ -481,6 +489,26 @@ def test_figures_are_labelled_in_chinese_with_the_english_term_once(page):
     text = label_text(fig)
     assert CJK.search(text) and text.count("positional encoding") == 1
     assert "Noto Sans CJK SC" in figures.font_note() and figures.cjk_font().version[0].isdigit()
+
+
+def test_a_cjk_font_installed_after_matplotlibs_font_cache_was_written_is_found(monkeypatch):
+    """matplotlib lists the fonts once, in a cache it never refreshes: fonts-noto-cjk installed
+    after its first import (CI's image) must still draw the Chinese labels."""
+    from matplotlib import font_manager
+
+    files = [p for p in font_manager.findSystemFonts() if Path(p).name.startswith(figures.CJK_FILE)]
+    if not files:
+        pytest.skip("no Noto Sans CJK SC: fonts-noto-cjk")
+    stale = font_manager.FontManager()
+    stale.ttflist = [f for f in stale.ttflist if f.name != figures.CJK_FAMILY]
+    monkeypatch.setattr(font_manager, "fontManager", stale)
+    monkeypatch.setattr(font_manager, "findfont", stale.findfont)
+    with pytest.raises(ValueError):  # the cache as CI's image had it
+        stale.findfont(
+            font_manager.FontProperties(family=figures.CJK_FAMILY), fallback_to_default=False
+        )
+    font = figures.cjk_font.__wrapped__()
+    assert font is not None and font.family == figures.CJK_FAMILY and font.version[0].isdigit()
 
 
 def test_without_the_cjk_font_the_figures_are_english_and_the_png_says_so(

@@ -42,6 +42,7 @@ PHONE_WIDTH = 3.6
 PHONE_SIZE = (PHONE_WIDTH, 3.4)
 
 CJK_FAMILY = "Noto Sans CJK SC"  # Debian's fonts-noto-cjk (CI installs it)
+CJK_FILE = "NotoSansCJK"  # its files' names (NotoSansCJK-Regular.ttc), for a stale font cache
 FALLBACK_FAMILY = "DejaVu Sans"  # matplotlib's own: what a machine without the CJK font draws
 # PNG text chunks: what drew the figure, and its smallest text (read by the report and tests)
 FONT_KEY = "lecture17 font"
@@ -77,11 +78,23 @@ def cjk_font() -> Font | None:
     """The CJK font the labels are drawn in, or None where this machine has none."""
     from matplotlib import font_manager
 
-    try:
-        path = font_manager.findfont(
-            font_manager.FontProperties(family=CJK_FAMILY), fallback_to_default=False
-        )
-    except ValueError:
+    def find():
+        try:
+            return font_manager.findfont(
+                font_manager.FontProperties(family=CJK_FAMILY), fallback_to_default=False
+            )
+        except ValueError:
+            return None
+
+    path = find()
+    if path is None:
+        # matplotlib lists the system's fonts once, in a cache it never refreshes: a font
+        # installed after matplotlib's first import is missing from it, so add its files
+        faces = [p for p in font_manager.findSystemFonts() if Path(p).name.startswith(CJK_FILE)]
+        for face in faces:
+            font_manager.fontManager.addfont(face)
+        path = find() if faces else None
+    if path is None:
         return None
     face = font_manager.get_font(path)
     if face.family_name != CJK_FAMILY:
@@ -256,7 +269,7 @@ def sensitivity_by_distance(table, ax):
         _lines(
             fig,
             _t("路径长度 path length", "Path length"),
-            _t("最后一个输出对输入 $j$ 的依赖", "how much the last output depends on input $j$"),
+            _t("最后一个输出对输入 $j$ 的依赖", "last output's dependence on input $j$"),
         )
     )
     _legend_below(fig, ax, ncols=2)
@@ -603,7 +616,7 @@ def _anti_diagonal(panel, n_keys: int):
         color="red",
         label=_t(
             "讲义预期的反对角线 anti-diagonal（镜像 $L-1-t$）",
-            "the lecture's expectation: the anti-diagonal (mirror $L-1-t$)",
+            "the lecture's expectation: anti-diagonal $L-1-t$",
         ),
     )
 
