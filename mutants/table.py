@@ -4,9 +4,13 @@
                                 # and report/templates/lecture17.md.j2 (the report's appendix)
 
 Every mutant of the catalogue gets a row, run or not; the code fingerprint each row ran on is
-listed, and a row whose fingerprint is not today's code is marked as such.
+listed, and a row whose fingerprint is not today's code is marked as such, with the src/ files
+changed since the newest commit whose code it was (so a reader sees whether the change can
+touch the table).
 """
 
+import hashlib
+import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
@@ -69,6 +73,29 @@ def mutant_rows(results: dict) -> list[str]:
     return lines
 
 
+def changed_since(fingerprint: str, root: Path = ROOT, commits: int = 200) -> list[str] | None:
+    """The src/ files that differ, in today's tree, from the newest of the last `commits`
+    commits whose src/**/*.py has `fingerprint` (run.code_fingerprint's digest); None where
+    none has."""
+
+    def git(*args: str, stdin: bytes | None = None) -> bytes:
+        return subprocess.run(["git", *args], cwd=root, input=stdin, capture_output=True).stdout
+
+    for commit in git("rev-list", f"--max-count={commits}", "HEAD").decode().split():
+        listed = git("ls-tree", "-r", "--name-only", commit, "--", "src").decode().splitlines()
+        names = sorted(n for n in listed if n.endswith(".py"))
+        batch = git("cat-file", "--batch", stdin="".join(f"{commit}:{n}\n" for n in names).encode())
+        h = hashlib.sha256()
+        for name in names:  # each object: "<sha> blob <size>\n<bytes>\n"
+            header, batch = batch.split(b"\n", 1)
+            size = int(header.split()[2])
+            h.update(name.encode() + b"\0" + batch[:size] + b"\0")
+            batch = batch[size + 1 :]
+        if h.hexdigest() == fingerprint:
+            return git("diff", "--name-only", commit, "--", "src").decode().split()
+    return None
+
+
 def summary(results: dict) -> list[str]:
     run = [results[m.name] for m in CATALOGUE if m.name in results]
     by = Counter((r["code"], r["decision"]) for r in run)
@@ -92,6 +119,8 @@ def summary(results: dict) -> list[str]:
         )
     for fp in fingerprints:
         mark = "今天的代码 today's code" if fp == today else "不是今天的代码 not today's code"
+        if fp != today and (changed := changed_since(fp)):
+            mark += f"：之后改过 changed since {'、'.join(f'`{n}`' for n in changed)}"
         lines.append(f"代码指纹 code fingerprint（src/ 的 sha256）：`{fp[:16]}`（{mark}）。")
     if control := results.get("control-2"):
         caught = control["decision"] == "false-catch"

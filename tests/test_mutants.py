@@ -651,6 +651,32 @@ def test_tests_today_replaces_only_the_tests_columns_and_decides_a_tests_only_mu
         run.tests_today(select(["tiled_no_rescale"]), tmp_path, 1, results)
 
 
+def test_a_row_on_older_code_names_the_src_files_changed_since(tmp_path):
+    def git(*args):
+        subprocess.run(
+            ["git", "-c", "user.name=t", "-c", "user.email=t@t", *args],
+            cwd=tmp_path,
+            check=True,
+            capture_output=True,
+        )
+
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src/a.py").write_text("A = 1\n")
+    (tmp_path / "src/b.py").write_text("B = 1\n")
+    (tmp_path / "notes.txt").write_text("not code\n")
+    git("init", "-q")
+    git("add", ".")
+    git("commit", "-q", "-m", "old")
+    old = run.code_fingerprint(tmp_path)
+    assert table.changed_since(old, tmp_path) == []
+    (tmp_path / "src/b.py").write_text("B = 2\n")
+    (tmp_path / "notes.txt").write_text("edited\n")
+    git("commit", "-q", "-am", "new")
+    assert table.changed_since(old, tmp_path) == ["src/b.py"]
+    assert table.changed_since(run.code_fingerprint(tmp_path), tmp_path) == []
+    assert table.changed_since("0" * 64, tmp_path) is None
+
+
 def test_the_readmes_count_of_the_catalogue_is_the_catalogues():
     """The README's prose names the catalogue's size (it said 41 after 17 were added)."""
     text = (ROOT / "README.md").read_text(encoding="utf-8")
