@@ -11,11 +11,14 @@ test_attention_numpy.py and test_tiny_transformer.py). The report's and the ledg
 is tested in tests/reporting/.
 """
 
+import re
+
 import numpy as np
 import pandas as pd
 import pytest
 import torch
-from conftest import ATOL, requires_cuda, without_cuda
+import yaml
+from conftest import ATOL, ROOT, requires_cuda, without_cuda
 
 from lecture17.experiments.beyond import (
     RATIOS,
@@ -367,6 +370,46 @@ def test_06_6_free_running_is_greedy_and_teacher_forcing_reads_the_right_prefix(
     assert rows[("positions_after_first_error", None)] == 2  # positions 2 and 3
     assert rows[("free_running_after_first_error", None)] == 0.5
     assert rows[("teacher_forced_after_first_error", None)] == 1
+
+
+def test_06_6_a_width_1_beam_that_differs_from_greedy_counts_unless_at_a_near_tie():
+    """greedy_mismatch reads the top-2 logit gap at each source's first differing step, from
+    the model fed greedy's own prefix: a gap of a few ulps (two float32 paths may round it
+    either way) is a near-tie, shown apart; a difference anywhere else is a bug in the search."""
+    from lecture17.experiments.beyond import NEAR_TIE, _greedy_mismatch
+    from lecture17.training import BOS
+
+    greedy = torch.tensor([[5, 4, 3, 2]] * 4)
+    tie = NEAR_TIE / 100
+    gaps = torch.tensor(
+        [
+            [1.0, tie, 1.0, 1.0],  # source 0: first differs at step 1, a near-tie
+            [1.0, 1.0, tie, tie],  # source 1: first differs at step 1 (wide), later near-ties
+            [tie, tie, tie, tie],  # source 2: the same tokens
+            [tie, 1.0, 1.0, 1.0],  # source 3: a near-tie before it first differs, at step 3
+        ]
+    )
+
+    class StandIn(torch.nn.Module):
+        def forward(self, src, prefix):  # the top two logits differ by gaps[b, t]
+            assert prefix.tolist() == [[BOS, 5, 4, 3]] * 4
+            logits = torch.zeros(4, 4, 13, dtype=torch.float64)
+            logits[..., 7] = 1.0
+            logits[..., 8] = 1.0 - gaps
+            return logits
+
+    tokens = greedy.clone()
+    tokens[0, 1:] = 9
+    tokens[1, 1:] = 9
+    tokens[3, 3] = 9
+    mismatch, ties = _greedy_mismatch(StandIn(), None, tokens, greedy)
+    assert (mismatch, ties) == (0.5, 0.25)
+    # the page quotes the threshold the code uses
+    ledger = yaml.safe_load((ROOT / "report/ledger/04_layers.yaml").read_text(encoding="utf-8"))
+    (note,) = [c["note"] for c in ledger if c.get("id") == "L17-06.6a"]
+    views = (ROOT / "report/views/06.yaml").read_text(encoding="utf-8")
+    label = re.search(r"greedy_near_ties: .*差 ≤ (\S+)）", views).group(1)
+    assert float(re.search(r"只差 ≤ (\S+) 时", note).group(1)) == float(label) == NEAR_TIE
 
 
 @pytest.mark.parametrize("widths", [[2, 4], [1, 4, 2], [1, 1], []])

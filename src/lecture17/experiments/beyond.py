@@ -504,6 +504,31 @@ def hand_built_reversal(
 # -------------------------------------------------------------------------------------------
 # 06.6 §8.4 beam search on 05.1's trained models, and exposure bias as a number
 
+# A top-2 logit gap at or below this is a near-tie: stepwise greedy decoding and the batched
+# beam round the same logits along different paths, and at a gap of a few ulps (1e-6 at a
+# logit of 1.8, seen on a GRU at L = 32 after 200 steps) either may pick either word. 100×
+# that gap; a bug that changes the search differs where the gap is wide.
+NEAR_TIE = 1e-4
+
+
+def _greedy_mismatch(net, src, tokens, greedy) -> tuple[float, float]:
+    """The shares of sources whose beam-of-width-1 `tokens` differ from `greedy` (b, n): at a
+    step where greedy's top-2 logit gap is wider than NEAR_TIE, and at a near-tie. The gap is
+    read at each source's first differing step (after it the two prefixes differ), from the
+    model run teacher-forced on greedy's own prefix."""
+    import torch
+
+    from lecture17.training import BOS
+
+    differs = tokens != greedy  # (b, n)
+    prefix = torch.cat([torch.full_like(greedy[:, :1], BOS), greedy[:, :-1]], dim=1)
+    top2 = net(src, prefix).topk(2, dim=-1).values  # (b, n, 2)
+    gap = top2[..., 0] - top2[..., 1]
+    first = differs.int().argmax(dim=1)  # (b,): 0 where none differs (masked below)
+    tie = gap[torch.arange(len(first)), first] <= NEAR_TIE
+    mismatch = differs.any(dim=1)
+    return (mismatch & ~tie).double().mean().item(), (mismatch & tie).double().mean().item()
+
 
 def _beam_rows(net, src, tgt_out, widths: list[int], uncached_sources: int) -> list[dict]:
     """Per width: accuracies, and every wrong answer a search error (the right answer scores
@@ -532,7 +557,8 @@ def _beam_rows(net, src, tgt_out, widths: list[int], uncached_sources: int) -> l
             "mean_log_prob": score.double().mean().item(),
         }
         if width == 1:  # beam_search at width 1 against greedy_decode: the same tokens
-            found["greedy_mismatch"] = (tokens != greedy).any(dim=1).double().mean().item()
+            mismatch, ties = _greedy_mismatch(net, src, tokens, greedy)
+            found["greedy_mismatch"], found["greedy_near_ties"] = mismatch, ties
         if previous is not None:  # a wider beam is not guaranteed a higher score
             found["lower_than_narrower"] = (score < previous).double().mean().item()
         records += rows(found, width=width)
@@ -606,8 +632,9 @@ def beam_search_study(
     Rows: per `width` (the first is 1: greedy) sequence_accuracy, symbol_accuracy,
     search_errors and model_errors (fractions of the test set; they add up to 1 −
     sequence_accuracy), mean_log_prob of what the search returned; greedy_mismatch (width 1
-    against greedy_decode: 0), lower_than_narrower (the share of sources a wider beam scores
-    below the previous width), cache_mismatch (Transformer: the widest beam with and without
+    against greedy_decode: 0, a near-tie apart) and greedy_near_ties (shown),
+    lower_than_narrower (the share of sources a wider beam scores below the previous width),
+    cache_mismatch (Transformer: the widest beam with and without
     the KV cache, on the first `uncached_sources` sources: 0; without the cache every step
     runs the whole prefix again, O(L²), three quarters of a job on all 500). Exposure bias:
     teacher_forced_* and free_running_* symbol accuracy, overall and per `position`;
