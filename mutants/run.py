@@ -116,11 +116,16 @@ def repository_files(root: Path = ROOT) -> list[str]:
     return sorted(name for name in listed if Path(root, name).is_file())
 
 
-def digest(root: Path, names) -> str:
+def digest_of(files) -> str:
+    """sha256 of (path, bytes) pairs, in the order given."""
     h = hashlib.sha256()
-    for name in sorted(names):
-        h.update(name.encode() + b"\0" + Path(root, name).read_bytes() + b"\0")
+    for name, data in files:
+        h.update(name.encode() + b"\0" + data + b"\0")
     return h.hexdigest()
+
+
+def digest(root: Path, names) -> str:
+    return digest_of((name, Path(root, name).read_bytes()) for name in sorted(names))
 
 
 def code_fingerprint(root: Path = ROOT) -> str:
