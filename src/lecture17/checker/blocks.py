@@ -1,0 +1,194 @@
+"""The lecture's numpy blocks a student may write, and how a student's block is swapped in.
+
+A student's file defines any of `BLOCKS` with `attention_numpy`'s names. `install` puts each
+one into `attention_numpy` and into every module that imported the reference's function by
+name (namespace injection; no file the build hashes is touched), so the reference's upper
+blocks call the student's lower ones: a student `softmax` reaches every demo through the
+reference's `scaled_dot_product_attention`.
+
+A call is bound to the reference's signature first. Its positional parameters go to the
+student's function by position (a student may call Q `q`); a keyword-only argument goes by
+name. An argument the student's function does not take runs the reference when its value is
+not the default (`bias`, `positions`, `out=`, beyond the lecture), and so does a call that
+raises NotImplementedError (the template's bodies). `Swap.calls` counts both, per block.
+"""
+
+import inspect
+from dataclasses import dataclass, field
+
+from lecture17 import attention_numpy
+
+# name -> (the lecture's §, what it is, in the page's words); the order is the lecture's
+BLOCKS = {
+    "softmax": ("§2.2", "softmax"),
+    "scaled_dot_product_attention": ("§3.1", "缩放点积注意力 scaled dot-product attention"),
+    "split_heads": ("§5.3", "把 d_model 切成多个头 split heads"),
+    "combine_heads": ("§5.3", "把多个头拼回去 combine heads"),
+    "multi_head_attention": ("§5.2", "多头注意力 multi-head attention"),
+    "count_mha_params": ("§5.2", "多头注意力的参数个数"),
+    "positional_encoding": ("§6.2", "正弦位置编码 positional encoding"),
+    "relative_shift_matrix": ("§6.3", "平移 k 的旋转矩阵 M_k"),
+    "feed_forward": ("§7.2", "前馈网络 feed-forward network"),
+    "layer_norm": ("§7.3", "层归一化 LayerNorm"),
+    "encoder_layer_forward": ("§7.1", "编码器层 encoder layer"),
+    "create_look_ahead_mask": ("§8.1", "look-ahead mask"),
+    "create_padding_mask": ("§8.3", "padding mask"),
+    "decoder_layer_forward": ("§8.2", "解码器层 decoder layer"),
+}
+# arguments the lecture's blocks take beyond the lecture (§6.5's positions, ALiBi's bias, the
+# in-place softmax of §3.4): a student's block need not take them
+BEYOND = {"softmax": ("out",), "scaled_dot_product_attention": ("bias",)}
+BEYOND |= {"multi_head_attention": ("positions",)}
+
+
+def reference(name: str):
+    return getattr(attention_numpy, name)
+
+
+def signature_text(name: str) -> str:
+    """The lecture's signature of a block, without the arguments beyond the lecture."""
+    sig = inspect.signature(reference(name))
+    kept = [p for p in sig.parameters.values() if p.name not in BEYOND.get(name, ())]
+    return f"{name}{sig.replace(parameters=kept)}"
+
+
+def required(name: str) -> list[str]:
+    """The reference's parameters without a default: a student's block must take them."""
+    sig = inspect.signature(reference(name))
+    return [p.name for p in sig.parameters.values() if p.default is inspect.Parameter.empty]
+
+
+def signature_problem(name: str, fn) -> str:
+    """"" when `fn` can be called as the lecture's block is; else what is wrong, in words."""
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return ""  # a builtin or a C function: trust it, a bad call shows as a crash
+    params = list(sig.parameters.values())
+    if any(p.kind is p.VAR_POSITIONAL for p in params):
+        return ""
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    needed = required(name)
+    extra = [
+        p.name
+        for p in positional[len(needed) :] + [p for p in params if p.kind is p.KEYWORD_ONLY]
+        if p.default is inspect.Parameter.empty
+    ]
+    if len(positional) < len(needed) or extra:
+        return (
+            f"{name} 的参数 parameters 是 ({', '.join(p.name for p in params)})；"
+            f"讲义的是 {signature_text(name)}"
+        )
+    return ""
+
+
+def _is_default(value, default) -> bool:
+    if default is inspect.Parameter.empty:
+        return False
+    if value is default:
+        return True
+    try:
+        return type(value) is type(default) and bool(value == default)
+    except (TypeError, ValueError):
+        return False
+
+
+@dataclass
+class Swap:
+    """One student block in place of the reference's: how its calls went."""
+
+    name: str
+    student: object
+    calls: int = 0  # calls that ran the student's code
+    fallbacks: dict = field(default_factory=dict)  # why -> calls that ran the reference
+    adapt: object = None  # a convention adapter (properties.CONVENTIONS), or None
+    check_shapes: bool = True  # compare each result's shape with the reference's
+
+    def __post_init__(self):
+        self.ref = reference(self.name)
+        self.ref_sig = inspect.signature(self.ref)
+        try:
+            params = inspect.signature(self.student).parameters.values()
+        except (TypeError, ValueError):
+            params = []
+        self.varargs = any(p.kind is p.VAR_POSITIONAL for p in params)
+        self.varkw = any(p.kind is p.VAR_KEYWORD for p in params)
+        self.positional = sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params)
+        self.keywords = {p.name for p in params if p.kind is not p.VAR_POSITIONAL}
+
+    def arguments(self, args, kwargs) -> tuple[tuple, dict] | str:
+        """The call as the student's function takes it, or why it must run the reference."""
+        bound = self.ref_sig.bind(*args, **kwargs)
+        bound.apply_defaults()
+        pos, kw = [], {}
+        for i, (pname, p) in enumerate(self.ref_sig.parameters.items()):
+            value = bound.arguments[pname]
+            if p.kind is p.KEYWORD_ONLY:
+                if pname in self.keywords or self.varkw:
+                    kw[pname] = value
+                elif not _is_default(value, p.default):
+                    return f"参数 {pname}"
+            elif self.varargs or i < self.positional:
+                pos.append(value)
+            elif not _is_default(value, p.default):
+                return f"参数 {pname}"
+        return tuple(pos), kw
+
+    def __call__(self, *args, **kwargs):
+        mapped = self.arguments(args, kwargs)
+        if isinstance(mapped, str):
+            return self._fallback(mapped, args, kwargs)
+        pos, kw = mapped
+        try:
+            if self.adapt is not None:
+                result = self.adapt(self.student, pos, kw)
+            else:
+                result = self.student(*pos, **kw)
+        except NotImplementedError:
+            return self._fallback("NotImplementedError", args, kwargs)
+        self.calls += 1
+        if self.check_shapes:
+            result = check_shape(self.name, result, self.ref(*args, **kwargs))
+        return result
+
+    def _fallback(self, why, args, kwargs):
+        self.fallbacks[why] = self.fallbacks.get(why, 0) + 1
+        return self.ref(*args, **kwargs)
+
+
+class WrongShape(ValueError):
+    """A student's block returned another shape (or number of arrays) than the lecture's."""
+
+
+def _shapes(result):
+    if isinstance(result, tuple | list):
+        return tuple(_shapes(r) for r in result)
+    return getattr(result, "shape", type(result).__name__)
+
+
+MASKS = ("create_look_ahead_mask", "create_padding_mask")
+
+
+def check_shape(name: str, result, expected):
+    """`result`, or WrongShape naming both shapes. A mask with the lecture's numbers in a shape
+    that broadcasts the same way ((b, 1, 1, n) for (b, 1, n), TensorFlow's) is accepted and
+    reshaped to the lecture's, so the reference's code downstream sees what it expects."""
+    got, want = _shapes(result), _shapes(expected)
+    if got == want:
+        return result
+    if name in MASKS and isinstance(got, tuple) and isinstance(want, tuple):
+        if [d for d in got if d != 1] == [d for d in want if d != 1]:
+            return result.reshape(want)
+    raise WrongShape(f"{name} 返回的形状 shape 是 {got}，讲义的是 {want}")
+
+
+def install(swaps: dict[str, Swap], modules) -> None:
+    """Put each swap where the reference's function was: attention_numpy's namespace, and
+    every module in `modules` that bound the reference's function to a name of its own."""
+    originals = {id(s.ref): s for s in swaps.values()}
+    for swap in swaps.values():
+        setattr(attention_numpy, swap.name, swap)
+    for module in modules:
+        for key, value in list(vars(module).items()):
+            if id(value) in originals and not key.startswith("__"):
+                setattr(module, key, originals[id(value)])
