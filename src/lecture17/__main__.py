@@ -6,6 +6,8 @@ python -m lecture17 diff . lecture    compare this build against the lecture's v
 python -m lecture17 run 06.3 --device cuda   run one demo's jobs without Snakemake (a GPU
                                              machine that has PyTorch but no Snakemake)
 python -m lecture17 changelog         which claim changed status, in which commit, and why
+python -m lecture17 check FILE.py     check your own numpy blocks against the lecture
+                                      (--template FILE.py writes a starting file)
 """
 
 import argparse
@@ -13,6 +15,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from lecture17.checker import cli as student_cli
 from lecture17.pipeline import yamlio
 from lecture17.pipeline.aggregate import read_tables
 from lecture17.reporting import diff
@@ -193,7 +196,13 @@ def main(argv=None) -> int:
     p_run.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
     p_run.add_argument("--config", type=Path, default=Path("config/config.yaml"))
     p_run.add_argument("--results", default="results", help="folder the run CSVs go under")
+    p_student = sub.add_parser(
+        "check", help="check your own numpy blocks against the lecture (checker/cli.py)"
+    )
+    student_cli.add_arguments(p_student)
     args = parser.parse_args(argv)
+    if args.command == "check":
+        return student_cli.main(args)
     if args.command == "changelog":
         from lecture17.reporting import changelog
 

@@ -9,8 +9,10 @@ reference's `scaled_dot_product_attention`.
 A call is bound to the reference's signature first. Its positional parameters go to the
 student's function by position (a student may call Q `q`); a keyword-only argument goes by
 name. An argument the student's function does not take runs the reference when its value is
-not the default (`bias`, `positions`, `out=`, beyond the lecture), and so does a call that
-raises NotImplementedError (the template's bodies). `Swap.calls` counts both, per block.
+not the default (`bias`, `positions`, beyond the lecture), and so does a call that raises
+NotImplementedError (the template's bodies); `Swap.fallbacks` counts them, per reason.
+`out=` (the in-place softmax of §3.4) is the exception: the student's result is copied into
+`out`, so a student softmax runs inside the reference's attention.
 """
 
 import inspect
@@ -69,9 +71,16 @@ def signature_problem(name: str, fn) -> str:
         return ""
     positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     needed = required(name)
+    # a required parameter is fine where the lecture's block has a parameter at its position
+    # (Coursera's `mask` without a default): every call passes a value there
+    ref_positional = [
+        p
+        for p in inspect.signature(reference(name)).parameters.values()
+        if p.kind is p.POSITIONAL_OR_KEYWORD
+    ]
     extra = [
         p.name
-        for p in positional[len(needed) :] + [p for p in params if p.kind is p.KEYWORD_ONLY]
+        for p in positional[len(ref_positional) :] + [p for p in params if p.kind is p.KEYWORD_ONLY]
         if p.default is inspect.Parameter.empty
     ]
     if len(positional) < len(needed) or extra:
@@ -126,6 +135,8 @@ class Swap:
             if p.kind is p.KEYWORD_ONLY:
                 if pname in self.keywords or self.varkw:
                     kw[pname] = value
+                elif pname == "out":  # where to write: the student's result is copied there
+                    continue
                 elif not _is_default(value, p.default):
                     return f"参数 {pname}"
             elif self.varargs or i < self.positional:
@@ -148,7 +159,12 @@ class Swap:
             return self._fallback("NotImplementedError", args, kwargs)
         self.calls += 1
         if self.check_shapes:
-            result = check_shape(self.name, result, self.ref(*args, **kwargs))
+            plain = {k: v for k, v in kwargs.items() if k != "out"}  # never write into out twice
+            result = check_shape(self.name, result, self.ref(*args, **plain))
+        out = kwargs.get("out")
+        if out is not None and "out" not in kw:  # softmax(scores, out=scores) of §3.4
+            out[...] = result
+            return out
         return result
 
     def _fallback(self, why, args, kwargs):

@@ -433,7 +433,7 @@ PROPERTIES = [
     _p("create_look_ahead_mask", "lower_triangular", "第 t 行只看得见 0..t：下三角的 1（§8.1）", look_ahead_lower_triangular, SIZES_N),
     _p("create_padding_mask", "marks_real_tokens", "真实的词是 1，padding 是 0（§8.3）", padding_marks_real_tokens, ((1, 2), (2, 3), (3, 5))),
     _p("decoder_layer_forward", "causal", "有 look-ahead mask 时，位置 t 看不到 t 之后的词（§8.1）", decoder_causal, SIZES_LAYER[1:]),
-    _p("decoder_layer_forward", "reads_memory", "交叉注意力的 K、V 来自编码器的输出（§8.2）", decoder_reads_memory, SIZES_LAYER),
+    _p("decoder_layer_forward", "reads_memory", "交叉注意力的 K、V 来自编码器的输出（§8.2）", decoder_reads_memory, SIZES_LAYER[2:]),
     _p("decoder_layer_forward", "matches", "Post-LN 和 Pre-LN 都和参考实现逐数一致（§8.2）", decoder_matches, SIZES_LAYER),
 ]
 

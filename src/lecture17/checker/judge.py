@@ -1,0 +1,108 @@
+"""The student's tables judged by the ledger against the committed reference's, claim by claim,
+and the closest known mistake.
+
+Deterministic numbers are the same on every CPU kind measured, so the committed reference
+(report/reference/, tables and config) is the control: no second run of the reference is
+needed. A claim is judged when the lecture's number is the code's (exact, reconstructed,
+precision, seeded; the beyond-the-lecture claims marked `property`); it *changed* when its
+status under the student's tables differs from the reference's (a machine-precision claim
+has a status that is its bound, never its digits, so a correct file that rounds differently
+keeps it). Timing, cited and echo claims are never judged.
+
+The catalogue explains, it never detects: a mistake is named only for a file already flagged
+by its claims or properties. Each catalogued mistake of a student-facing block has a
+fingerprint, computed by this same check on the reference file with that one mistake in it
+(`python -m mutants.fingerprints` writes mutants/fingerprints.csv): the claims it changes and
+the properties and conventions it breaks. The student's fingerprint is matched by Jaccard
+similarity, |A ∩ B| / |A ∪ B|; a match is said only above THRESHOLD, which was chosen on
+mistakes that are not in the catalogue (tests/checker_files/other_mistakes.py: every one of
+them stays below it, see tests/test_checker.py).
+"""
+
+import csv
+from dataclasses import dataclass
+from pathlib import Path
+
+from lecture17.pipeline.deps import SRC
+from lecture17.reporting import ledger as ledger_mod
+
+JUDGED = (*ledger_mod.COUNTED, "reconstructed")
+THRESHOLD = 0.6
+FINGERPRINTS = SRC.parent / "mutants" / "fingerprints.csv"
+
+
+def judged(entry: dict) -> bool:
+    return entry["class"] in JUDGED or bool(entry.get("property"))
+
+
+def entry_demos(entry: dict) -> set[str]:
+    """The demos whose tables an entry reads."""
+    found = {entry.get("demo")}
+    try:
+        found |= {s.get("demo", entry.get("demo")) for s in ledger_mod.selectors(entry).values()}
+    except (ValueError, KeyError, TypeError):
+        pass
+    recorded = (entry.get("decide") or {}).get("recorded") or []
+    return (found | set(recorded if isinstance(recorded, list) else [recorded])) - {None}
+
+
+@dataclass
+class Change:
+    entry: dict
+    reference: object  # ledger.Outcome on the reference's tables
+    student: object  # on the student's
+
+
+def changed_claims(entries, reference_tables, student_tables, settings, demos) -> tuple:
+    """(changes, kept): the judged claims reading `demos` whose status changed, and those
+    that kept it."""
+    chosen = [e for e in entries if judged(e) and entry_demos(e) & set(demos)]
+    ref = ledger_mod.evaluate_all(chosen, reference_tables, settings)
+    new = ledger_mod.evaluate_all(chosen, student_tables, settings)
+    changes, kept = [], []
+    for a, b in zip(ref, new, strict=True):
+        (changes if a.status != b.status else kept).append(Change(a.entry, a, b))
+    return changes, kept
+
+
+@dataclass(frozen=True)
+class Mistake:
+    name: str
+    block: str
+    hint: str  # the question, in the lecture's terms
+    marks: frozenset  # the claims it changes, the properties and conventions it breaks
+
+
+def load_fingerprints(path: Path = FINGERPRINTS) -> list[Mistake]:
+    if not Path(path).is_file():
+        return []
+    with open(path, encoding="utf-8", newline="") as f:
+        return [
+            Mistake(r["mutant"], r["block"], r["hint"], frozenset(r["marks"].split()))
+            for r in csv.DictReader(f)
+        ]
+
+
+def jaccard(a, b) -> float:
+    a, b = set(a), set(b)
+    return len(a & b) / len(a | b) if a | b else 0.0
+
+
+def comparable(mistake: Mistake, replaced) -> frozenset:
+    """A mistake's marks as a file that replaces only `replaced` could show them: the
+    catalogue's files replace every block, so their properties of other blocks go."""
+    return frozenset(
+        m for m in mistake.marks if "." not in m or m.split(".", 1)[0] in set(replaced)
+    )
+
+
+def closest(marks, mistakes, replaced=None) -> tuple[Mistake | None, float]:
+    """The catalogued mistake most like `marks`, and its score (None below THRESHOLD)."""
+    if not marks or not mistakes:
+        return None, 0.0
+    scored = [
+        (jaccard(marks, m.marks if replaced is None else comparable(m, replaced)), m)
+        for m in mistakes
+    ]
+    score, best = max(scored, key=lambda pair: (pair[0], -len(pair[1].marks)))
+    return (best if score >= THRESHOLD else None), score

@@ -1,0 +1,167 @@
+"""`python -m lecture17 check FILE.py`: the whole check, from a student's file to a Report.
+
+Exit status: 0 every judged claim keeps the reference's verdict and every property holds;
+1 something broke (a claim changed, a property failed, a convention not the lecture's, a
+crash, a wrong shape or a hang in one of the blocks); 2 the file cannot be used (it does not
+load, or a block's signature is not the lecture's); 3 no block was replaced (an empty
+template must not pass an autograder).
+"""
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from lecture17.checker import blocks as blocks_mod
+from lecture17.checker import callmap, child, judge, session
+from lecture17.experiments import DEMOS
+from lecture17.pipeline.deps import SRC
+
+ROOT = SRC.parent  # the checkout (an editable install): the check runs from any folder
+REFERENCE = ROOT / "report" / "reference"
+LEDGER = ROOT / "report" / "ledger"
+OK, BROKE, UNUSABLE, NOTHING = 0, 1, 2, 3
+
+
+@dataclass
+class Report:
+    path: Path
+    status: int = OK
+    load_failure: child.Failure | None = None
+    problems: dict = field(default_factory=dict)  # block -> signature problem
+    blocks: dict = field(default_factory=dict)  # block -> session.BlockResult
+    demos: dict = field(default_factory=dict)  # demo -> session.DemoResult
+    skipped: list = field(default_factory=list)  # timing demos that reach a replaced block
+    changes: list = field(default_factory=list)  # judge.Change
+    kept: list = field(default_factory=list)  # judge.Change whose status is the reference's
+    mistake: judge.Mistake | None = None
+    score: float = 0.0
+    marks: frozenset = frozenset()
+    seconds: float = 0.0
+
+    @property
+    def replaced(self) -> list[str]:
+        return [n for n, b in self.blocks.items() if b.implemented]
+
+    def blocks_of_demo(self, demo: str) -> list[str]:
+        return sorted(set(self.replaced) & callmap.demo_blocks(demo))
+
+    def blocks_of_claim(self, entry: dict) -> list[str]:
+        reached = set()
+        for demo in judge.entry_demos(entry):
+            if demo in DEMOS:
+                reached |= callmap.demo_blocks(demo)
+        return [b for b in self.replaced if b in reached]
+
+    def broken(self) -> bool:
+        return bool(
+            self.changes
+            or any(b.failed or b.failure or _unaccepted(b) for b in self.blocks.values())
+            or any(d.failure for d in self.demos.values())
+        )
+
+
+def _unaccepted(block) -> list:
+    return [c for c in block.conventions if not c.accepted]
+
+
+def check(path: Path, timeout: float = 60.0, fingerprints=None, only=None) -> Report:
+    """Check a student's file; `only`: the blocks to consider (default every one it has)."""
+    start = time.perf_counter()
+    report = Report(Path(path))
+    status, found = child.run(session.inspect_file, Path(path), timeout=timeout)
+    if status == "failed":
+        report.load_failure, report.status = found, UNUSABLE
+        return _done(report, start)
+    found = {n: p for n, p in found.items() if only is None or n in only}
+    report.problems = {n: p for n, p in found.items() if p}
+    if report.problems:
+        report.status = UNUSABLE
+        return _done(report, start)
+    for name in found:
+        status, result = child.run(session.block_properties, Path(path), name, timeout=timeout)
+        if status == "failed":
+            result = session.BlockResult(name, failure=result)
+        report.blocks[name] = result
+    if not report.replaced:
+        report.status = NOTHING
+        return _done(report, start)
+    _run_demos(report, timeout)
+    report.marks = frozenset(
+        [c.entry["id"] for c in report.changes]
+        + [p for b in report.blocks.values() for p in b.failed]
+        + [f"{b.name}.{c.id}" for b in report.blocks.values() for c in _unaccepted(b)]
+    )
+    if report.broken():
+        report.status = BROKE
+        mistakes = judge.load_fingerprints() if fingerprints is None else fingerprints
+        report.mistake, report.score = judge.closest(report.marks, mistakes, report.replaced)
+    return _done(report, start)
+
+
+def _done(report: Report, start: float) -> Report:
+    report.seconds = time.perf_counter() - start
+    return report
+
+
+def _run_demos(report: Report, timeout: float) -> None:
+    from lecture17.pipeline import yamlio
+    from lecture17.pipeline.aggregate import read_tables
+    from lecture17.reporting import diff
+    from lecture17.reporting import ledger as ledger_mod
+
+    with open(REFERENCE / "config.yaml", encoding="utf-8") as f:
+        config = yamlio.load(f)["demos"]
+    replaced = report.replaced
+    demos = session.analytic_demos(replaced, config)
+    report.skipped = [
+        d
+        for d in callmap.demos_reaching(replaced, [d for d in DEMOS if DEMOS[d].alone])
+        if DEMOS[d].kind == "analytic"
+    ]
+    adapters = {
+        name: [c_a for c_a in _adapters(report.blocks[name])] for name in replaced
+    }
+    session.preload(demos)
+    with session.Scratch() as scratch:
+        for demo in demos:
+            result = session.DemoResult(demo)
+            status, value = child.run(
+                session.run_demo, report.path, demo, config[demo], scratch, adapters,
+                timeout=timeout,
+            )
+            if status == "failed":
+                result.failure = value
+            else:
+                result.ran = True
+                result.calls, result.fallbacks = value["calls"], value["fallbacks"]
+                session.aggregate_demo(demo, scratch)
+            report.demos[demo] = result
+        ran = [d for d, r in report.demos.items() if r.ran]
+        reference = diff.load_build(REFERENCE)
+        tables = dict(reference.tables)
+        if ran:
+            tables.update(read_tables(sorted((scratch / "tables").glob("*.csv"))))
+        entries = ledger_mod.load_ledger(LEDGER)
+        report.changes, report.kept = judge.changed_claims(
+            entries, reference.tables, tables, reference.demos, ran
+        )
+
+
+def _adapters(block) -> list:
+    """The adapters of a block's conventions, found again in the demo's child."""
+    from lecture17.checker import properties as props
+
+    table = {
+        props.ONLY_OUTPUT: props._only_output_adapter,
+        props.TF_MASK: props._flip_mask_adapter,
+        props.TF_LOOK_AHEAD: props._flip_result_adapter,
+        props.TF_PADDING: props._flip_result_adapter,
+    }
+    return [table[c] for c in block.conventions if c in table]
+
+
+def replaced_blocks_text(report: Report) -> str:
+    return "、".join(report.replaced) or "—"
+
+
+__all__ = ["Report", "check", "blocks_mod"]
