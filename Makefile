@@ -10,7 +10,7 @@ export OMP_NUM_THREADS := 1
 export OPENBLAS_NUM_THREADS := 1
 export MKL_NUM_THREADS := 1
 
-.PHONY: setup report robustness test test-python lint reference readme mutants mutants-coverage slurm-profile slurm-test screenshots browser-test clean
+.PHONY: setup report robustness test test-python lint reference readme check check-catalogue mutants mutants-coverage slurm-profile slurm-test screenshots browser-test clean
 .DEFAULT_GOAL := report
 
 $(VENV)/.installed: requirements.txt pyproject.toml
@@ -58,6 +58,21 @@ lint: setup
 	ruff format --check src tests bench workflow/scripts report/ledger mutants
 	snakefmt --check Snakefile workflow
 	snakemake --lint
+
+# Check a student's own numpy blocks against the lecture (README, "Check your own code"):
+# make check FILE=my_blocks.py   (python -m lecture17 check --template my_blocks.py to start)
+FILE ?=
+check: setup
+	@test -n "$(FILE)" || { echo "用法 usage: make check FILE=my_blocks.py"; exit 2; }
+	python -m lecture17 check $(FILE)
+
+# The checker's campaign (not in CI, which runs a sample): every catalogued mistake of the
+# student-facing blocks checked as a student's file (mutants/fingerprints.csv, the names
+# `check` gives), then every test of the checker over all of them and over the mistakes
+# outside the catalogue (tests/checker_files/other_mistakes.py). About 15 minutes on 2 cores.
+check-catalogue: setup
+	PYTHONPATH=src:. python -m mutants.fingerprints
+	CHECK_ALL=1 pytest -n 2 tests/test_checker.py
 
 # Mutation testing (not part of CI; mutants/README.md): each mutant of mutants/catalogue.py in a
 # copy of the repository, rebuilt on the reduced protocol (mutants/protocol.yaml) against a

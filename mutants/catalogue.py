@@ -59,22 +59,40 @@ class Mutant:
 HINTS = {
     "softmax_no_max_shift": "softmax 有没有先减去每一行的最大值？分数一大，exp 就溢出了（§2.2）",
     "sdpa_divides_by_d_k": "是不是除以了 d_k，而不是 √d_k？（§4.2）",
-    "sdpa_mask_inverted": "mask 的约定是不是弄反了？讲义是 1 = 可以看，加的是 (1 − mask)·(−1e9)（§8.1，§12 误区 7）",
-    "split_heads_reshape_only": "切头时是不是只 reshape 成 (b, h, n, d_k)，少了一次转置？那样每个头混进了别的词（§5.3）",
+    "sdpa_mask_inverted": (
+        "mask 的约定是不是弄反了？讲义是 1 = 可以看，加的是 (1 − mask)·(−1e9)（§8.1，§12 误区 7）"
+    ),
+    "split_heads_reshape_only": (
+        "切头时是不是只 reshape 成 (b, h, n, d_k)，少了一次转置？那样每个头混进了别的词（§5.3）"
+    ),
     "mha_param_count_no_biases": "数参数时是不是漏了四个偏置 b_q、b_k、b_v、b_o？（§5.2）",
     "mha_param_count_without_w_o": "数参数时是不是只数了 W^Q、W^K、W^V，忘了输出投影 W^O？（§5.2）",
-    "pe_frequency_uses_i": "频率是不是写成了 1/10000^(i/d)？讲义是 1/10000^(2i/d)，i 是维度对的编号（§6.2）",
-    "pe_positions_from_one": "位置是不是从 1 开始数的？讲义的 pos 从 0 开始，PE(0) = (0, 1, 0, 1, …)（§6.2）",
+    "pe_frequency_uses_i": (
+        "频率是不是写成了 1/10000^(i/d)？讲义是 1/10000^(2i/d)，i 是维度对的编号（§6.2）"
+    ),
+    "pe_positions_from_one": (
+        "位置是不是从 1 开始数的？讲义的 pos 从 0 开始，PE(0) = (0, 1, 0, 1, …)（§6.2）"
+    ),
     "shift_matrix_sign": "M_k 的 2×2 旋转块里是不是有一个 sin 的符号反了？（§6.3）",
-    "layer_norm_unbiased_variance": "LayerNorm 是不是用了无偏方差（除以 d − 1）？nn.LayerNorm 除以 d（§7.3）",
+    "layer_norm_unbiased_variance": (
+        "LayerNorm 是不是用了无偏方差（除以 d − 1）？nn.LayerNorm 除以 d（§7.3）"
+    ),
     "pre_ln_drops_residual": "Pre-LN 的子层是不是漏了残差 x + …？（§7.5）",
     "look_ahead_sees_next": "look-ahead mask 是不是差了一格，让位置 t 也看见了 t + 1？（§8.1）",
-    "cross_attention_reads_decoder": "编码器-解码器注意力的 K、V 是不是取自解码器，而不是编码器的输出？（§8.2）",
-    "sdpa_softmax_over_queries": "softmax 是不是沿着 query 的方向（axis = −2）做的？应该对每个 query 在 key 上归一（§3.1）",
+    "cross_attention_reads_decoder": (
+        "编码器-解码器注意力的 K、V 是不是取自解码器，而不是编码器的输出？（§8.2）"
+    ),
+    "sdpa_softmax_over_queries": (
+        "softmax 是不是沿着 query 的方向（axis = −2）做的？应该对每个 query 在 key 上归一（§3.1）"
+    ),
     "pe_cos_slot_gets_sin": "奇数维是不是也放了 sin？讲义是偶数维 sin、奇数维 cos（§6.2）",
-    "layer_norm_over_batch": "LayerNorm 的均值和方差是不是沿着 batch 算的（那是 BatchNorm）？应该沿每个词的特征（§7.3）",
+    "layer_norm_over_batch": (
+        "LayerNorm 的均值和方差是不是沿着 batch 算的（那是 BatchNorm）？应该沿每个词的特征（§7.3）"
+    ),
     "pe_sin_slot_gets_cos": "偶数维是不是也放了 cos？讲义是偶数维 sin、奇数维 cos（§6.2）",
-    "pe_exponent_without_d_model": "频率的指数里是不是漏了 /d_model？讲义是 1/10000^(2i/d_model)（§6.2）",
+    "pe_exponent_without_d_model": (
+        "频率的指数里是不是漏了 /d_model？讲义是 1/10000^(2i/d_model)（§6.2）"
+    ),
     "pe_scaled_by_sqrt_d_model": "是不是把 √d_model 乘在了位置编码上？论文乘的是词嵌入（§6.6）",
 }
 

@@ -17,10 +17,11 @@ import sys
 import tempfile
 from pathlib import Path
 
-from lecture17.checker import blocks, callmap
+from lecture17.checker import blocks
+from lecture17.checker.patch import mutate_source
 from lecture17.checker.run import check
+from lecture17.pipeline import callmap
 from mutants.catalogue import CATALOGUE, NUMPY
-from mutants.patch import mutate_source
 
 OUT = Path("mutants/fingerprints.csv")
 
@@ -33,7 +34,11 @@ def student_facing() -> list:
     for mutant in CATALOGUE:
         if mutant.file != NUMPY:
             continue
-        users = {mutant.function} if mutant.function in blocks.BLOCKS else callers.get(mutant.function, set())
+        users = (
+            {mutant.function}
+            if mutant.function in blocks.BLOCKS
+            else callers.get(mutant.function, set())
+        )
         if users and users <= set(blocks.BLOCKS):
             found.append(mutant)
     return found
@@ -65,6 +70,9 @@ def main() -> int:
                     "status": report.status,
                     "marks": " ".join(sorted(report.marks)),
                     "hint": mutant.hint,
+                    "function": mutant.function,
+                    "old": mutant.old,
+                    "new": mutant.new,
                 }
             )
             print(f"{mutant.name}: exit {report.status}, {len(report.marks)} marks", flush=True)

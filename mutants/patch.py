@@ -1,68 +1,14 @@
 """Apply one mutant to a copy of the repository: find its function by name, edit it once.
 
-A mutant names its file and its function ("warmup_lr", "MultiHeadAttention.forward"); the
-function is found with `ast` wherever it sits in the file, so moving it (or editing around it)
-does not break the patch. Its `old` snippet must occur exactly once in that function's source:
-a renamed or missing function, or a snippet that is gone or ambiguous, raises MutantError
-naming the mutant, never a silent no-op.
+The edit itself (find the function with `ast`, replace its snippet exactly once) lives in
+lecture17.checker.patch, which the student checker shares; this module writes it to a file.
 """
 
-import ast
 from pathlib import Path
 
+from lecture17.checker.patch import MutantError, find_function, function_span, mutate_source
 
-class MutantError(ValueError):
-    """A mutant that cannot be applied to this code (its target moved, or its snippet)."""
-
-
-def find_function(tree: ast.Module, qualname: str) -> ast.AST | None:
-    """The def of `qualname` ("f", "Class.method") among the module's top-level statements."""
-    scope, found = tree.body, None
-    for part in qualname.split("."):
-        found = next(
-            (
-                node
-                for node in scope
-                if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
-                and node.name == part
-            ),
-            None,
-        )
-        if found is None:
-            return None
-        scope = found.body
-    return found if isinstance(found, ast.FunctionDef | ast.AsyncFunctionDef) else None
-
-
-def function_span(source: str, qualname: str, name: str = "") -> tuple[int, int]:
-    """(start, end) character offsets of the function's source, decorators included."""
-    node = find_function(ast.parse(source), qualname)
-    if node is None:
-        raise MutantError(f"mutant {name}: function {qualname} not found (renamed or moved?)")
-    lines = source.splitlines(keepends=True)
-    first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
-    start = sum(len(line) for line in lines[: first - 1])
-    end = sum(len(line) for line in lines[: node.end_lineno])
-    return start, end
-
-
-def mutate_source(source: str, qualname: str, old: str, new: str, name: str = "") -> str:
-    """`source` with `old` replaced by `new` inside `qualname`, where it must occur once."""
-    start, end = function_span(source, qualname, name)
-    body = source[start:end]
-    count = body.count(old)
-    if count != 1:
-        raise MutantError(
-            f"mutant {name}: its snippet occurs {count} times in {qualname} (expected once): "
-            f"{old!r}"
-        )
-    mutated = source[:start] + body.replace(old, new) + source[end:]
-    try:
-        ast.parse(mutated)
-    except SyntaxError as error:
-        message = f"mutant {name}: the patched {qualname} does not parse: {error}"
-        raise MutantError(message) from error
-    return mutated
+__all__ = ["MutantError", "apply", "find_function", "function_span", "mutate_source"]
 
 
 def apply(mutant, root: Path) -> Path:

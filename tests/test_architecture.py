@@ -26,7 +26,15 @@ LECTURE = (
     "timing",
     "train_settings",
 )
-LAYERS = ("lecture", "experiments", "pipeline", "reporting", "__main__", "scripts")  # bottom up
+LAYERS = (
+    "lecture",
+    "experiments",
+    "pipeline",
+    "reporting",
+    "checker",
+    "__main__",
+    "scripts",
+)  # bottom up
 
 
 def layer(module: str) -> str:

@@ -10,7 +10,9 @@ def get_angles(pos, k, d):
 
 
 def positional_encoding(max_len, d_model):
-    angle_rads = get_angles(np.arange(max_len)[:, np.newaxis], np.arange(d_model)[np.newaxis, :], d_model)
+    angle_rads = get_angles(
+        np.arange(max_len)[:, np.newaxis], np.arange(d_model)[np.newaxis, :], d_model
+    )
     angle_rads[:, 0::2] = np.sin(angle_rads[:, 0::2])
     angle_rads[:, 1::2] = np.cos(angle_rads[:, 1::2])
     pos_encoding = angle_rads[np.newaxis, ...]

@@ -71,7 +71,9 @@ def relative_shift_matrix(k, d_model):
 
 def feed_forward(x, params):
     hidden = np.einsum("...d,df->...f", x, params["W_1"]) + params["b_1"]
-    return np.einsum("...f,fd->...d", np.where(hidden > 0, hidden, 0.0), params["W_2"]) + params["b_2"]
+    return (
+        np.einsum("...f,fd->...d", np.where(hidden > 0, hidden, 0.0), params["W_2"]) + params["b_2"]
+    )
 
 
 def layer_norm(x, gamma, beta, eps=1e-5):
@@ -101,7 +103,9 @@ def create_padding_mask(tokens, pad_id=0):
     return (tokens != pad_id).astype(np.float64)[:, None, :]
 
 
-def decoder_layer_forward(y, memory, params, n_heads, self_mask=None, memory_mask=None, norm_first=False):
+def decoder_layer_forward(
+    y, memory, params, n_heads, self_mask=None, memory_mask=None, norm_first=False
+):
     y, memory = np.asarray(y, dtype=np.float64), np.asarray(memory, dtype=np.float64)
 
     def self_attend(h):
@@ -111,8 +115,11 @@ def decoder_layer_forward(y, memory, params, n_heads, self_mask=None, memory_mas
         kv = memory[None] if memory.ndim == 2 and h.ndim == 3 else memory
         return multi_head_attention(h, kv, params["cross_attn"], n_heads, memory_mask)[0]
 
-    for sub, norm in ((self_attend, "norm1"), (cross_attend, "norm2"),
-                      (lambda h: feed_forward(h, params["ffn"]), "norm3")):
+    for sub, norm in (
+        (self_attend, "norm1"),
+        (cross_attend, "norm2"),
+        (lambda h: feed_forward(h, params["ffn"]), "norm3"),
+    ):
         g, b = params[norm]["gamma"], params[norm]["beta"]
         y = y + sub(layer_norm(y, g, b)) if norm_first else layer_norm(y + sub(y), g, b)
     return y

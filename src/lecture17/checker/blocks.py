@@ -61,7 +61,7 @@ def required(name: str) -> list[str]:
 
 
 def signature_problem(name: str, fn) -> str:
-    """"" when `fn` can be called as the lecture's block is; else what is wrong, in words."""
+    """ "" when `fn` can be called as the lecture's block is; else what is wrong, in words."""
     try:
         sig = inspect.signature(fn)
     except (TypeError, ValueError):
@@ -122,7 +122,9 @@ class Swap:
             params = []
         self.varargs = any(p.kind is p.VAR_POSITIONAL for p in params)
         self.varkw = any(p.kind is p.VAR_KEYWORD for p in params)
-        self.positional = sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params)
+        self.positional = sum(
+            p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params
+        )
         self.keywords = {p.name for p in params if p.kind is not p.VAR_POSITIONAL}
 
     def arguments(self, args, kwargs) -> tuple[tuple, dict] | str:

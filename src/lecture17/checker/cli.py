@@ -21,22 +21,32 @@ EXIT_WORDS = {0: "通过", 1: "有问题", 2: "文件用不了", 3: "没有替�
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("file", nargs="?", type=Path, help="your .py file with the lecture's blocks")
+    parser.add_argument(
+        "file", nargs="?", type=Path, help="your .py file with the lecture's blocks"
+    )
     parser.add_argument("--template", action="store_true", help="write a starting file to FILE")
     parser.add_argument("--json", action="store_true", help="print JSON instead of the summary")
     parser.add_argument("--html", type=Path, help="where to write the HTML page")
     parser.add_argument(
         "--timeout", type=float, default=60.0, help="seconds before a block or demo counts as hung"
     )
-    parser.add_argument("--catches", nargs="?", const="", metavar="CLAIM",
-                        help="which catalogued mistakes each claim (or CLAIM) catches")
+    parser.add_argument(
+        "--catches",
+        nargs="?",
+        const="",
+        metavar="CLAIM",
+        help="which catalogued mistakes each claim (or CLAIM) catches",
+    )
 
 
 def main(args) -> int:
     if args.catches is not None:
         return catches(args.catches)
     if args.file is None:
-        print("用法 usage: python -m lecture17 check FILE.py（或 --template FILE.py）", file=sys.stderr)
+        print(
+            "用法 usage: python -m lecture17 check FILE.py（或 --template FILE.py）",
+            file=sys.stderr,
+        )
         return run_mod.UNUSABLE
     if args.template:
         return write_template(args.file)
@@ -44,18 +54,23 @@ def main(args) -> int:
         print(f"检查 check: 找不到文件 no such file: {args.file}", file=sys.stderr)
         return run_mod.UNUSABLE
     if not (run_mod.REFERENCE / "config.yaml").is_file():
-        print(f"检查 check: 没有参考构建 no reference build at {run_mod.REFERENCE}", file=sys.stderr)
+        print(
+            f"检查 check: 没有参考构建 no reference build at {run_mod.REFERENCE}", file=sys.stderr
+        )
         return run_mod.UNUSABLE
     from lecture17.checker import render
 
     report = run_mod.check(args.file, timeout=args.timeout)
-    html_path = args.html or Path(tempfile.gettempdir(), "lecture17-check", f"{args.file.stem}.html")
+    html_path = args.html or Path(
+        tempfile.gettempdir(), "lecture17-check", f"{args.file.stem}.html"
+    )
     render.write_page(report, html_path)
     if args.json:
         print(render.json_text(report))
     else:
         print("\n".join(render.lines(report)))
-        print(f"\n网页 HTML: {html_path}  ·  退出码 exit {report.status}（{EXIT_WORDS[report.status]}）")
+        words = EXIT_WORDS[report.status]
+        print(f"\n网页 HTML：{html_path} · 退出码 exit code {report.status}（{words}）")
     return report.status
 
 
@@ -66,8 +81,10 @@ def write_template(path: Path) -> int:
         print(f"检查 check: {path} 已经存在，不覆盖 exists, not overwritten", file=sys.stderr)
         return run_mod.UNUSABLE
     path.write_text(template(path.name), encoding="utf-8")
-    print(f"模板 template → {path}：把每个 raise NotImplementedError 换成你的实现，"
-          f"再运行 python -m lecture17 check {path}")
+    print(
+        f"模板 template → {path}：把每个 raise NotImplementedError 换成你的实现，"
+        f"再运行 python -m lecture17 check {path}"
+    )
     return 0
 
 

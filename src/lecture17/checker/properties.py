@@ -33,6 +33,13 @@ class Property:
     text: str  # the lecture's sentence, in the page's words
     check: object  # (fn, size) -> "" when it holds, else what was seen
     sizes: tuple
+    names: tuple = ()  # what each number of a size is ("n", "d_k")
+
+    def size_text(self, size) -> str:
+        values = size if isinstance(size, tuple) else (size,)
+        return ", ".join(f"{n} = {v}" for n, v in zip(self.names, values, strict=False)) or str(
+            size
+        )
 
 
 def _close(a, b) -> bool:
@@ -130,8 +137,10 @@ def sdpa_rows_sum_to_one(fn, size):
 def sdpa_output_is_weighted_values(fn, size):
     Q, K, V = _qkv(size)
     out, weights = fn(Q, K, V)
-    return "" if _close(out, np.asarray(weights) @ V) else "输出 ≠ 权重 @ V: " + _gap(
-        out, np.asarray(weights) @ V
+    return (
+        ""
+        if _close(out, np.asarray(weights) @ V)
+        else "输出 ≠ 权重 @ V: " + _gap(out, np.asarray(weights) @ V)
     )
 
 
@@ -221,14 +230,20 @@ def pe_starts_at_zero(fn, size):
     _, d_model = size
     first = np.asarray(fn(*size))[0]
     want = np.tile([0.0, 1.0], d_model // 2)
-    return "" if _close(first, want) else f"PE(0) = {np.round(first, 3).tolist()}，应为 (0, 1, 0, 1, …)"
+    return (
+        ""
+        if _close(first, want)
+        else f"PE(0) = {np.round(first, 3).tolist()}，应为 (0, 1, 0, 1, …)"
+    )
 
 
 def pe_norm(fn, size):
     _, d_model = size
     norms = np.linalg.norm(np.asarray(fn(*size)), axis=-1)
     want = np.full(len(norms), np.sqrt(d_model / 2))
-    return "" if _close(norms, want) else f"每个位置的范数 {np.round(norms, 4).tolist()}，应为 √(d/2)"
+    return (
+        "" if _close(norms, want) else f"每个位置的范数 {np.round(norms, 4).tolist()}，应为 √(d/2)"
+    )
 
 
 def pe_shift_is_linear(fn, size):
@@ -262,6 +277,38 @@ def ffn_matches(fn, size):
     return "" if _close(got, want) else _gap(got, want)
 
 
+def ffn_relu(fn, size):
+    n, d_model = size
+    x = _rng(size).normal(0, 1, (n, d_model))
+    eye, zero = np.eye(d_model), np.zeros(d_model)
+    got = np.asarray(fn(x, {"W_1": eye, "b_1": zero, "W_2": eye, "b_2": zero}))
+    return (
+        ""
+        if _close(got, np.maximum(x, 0))
+        else "W₁ = W₂ = I、偏置为 0 时输出不是 max(x, 0)：ReLU 不对"
+    )
+
+
+def ffn_biases(fn, size):
+    n, d_model = size
+    rng = _rng(size)
+    x, params = rng.normal(0, 1, (n, d_model)), _ffn(d_model, 2 * d_model, rng)
+    params = params | {"W_2": np.zeros_like(params["W_2"])}
+    got = np.asarray(fn(x, params))
+    want = np.broadcast_to(params["b_2"], got.shape)
+    return "" if _close(got, want) else "W₂ = 0 时输出不是 b₂：第二个偏置不对"
+
+
+def ln_unit_variance(fn, size):
+    n, d_model = size
+    x = _rng(size).normal(0, 2, (n, d_model))
+    got = np.asarray(fn(x, np.ones(d_model), np.zeros(d_model)))
+    var = got.var(axis=-1)
+    if np.all(np.abs(var - 1) < 1e-3) or d_model == 1:
+        return ""
+    return f"γ = 1、β = 0 时每个词的方差 {np.round(var, 4).tolist()}，应为 1（除以 d，不是 d − 1）"
+
+
 def ln_matches(fn, size):
     n, d_model = size
     rng = _rng(size)
@@ -279,7 +326,9 @@ def ln_per_token(fn, size):
     if not _close(together, alone):
         return "一个词的结果取决于同一批里的其他词：统计量不是按每个词（最后一维）算的"
     means = together.mean(axis=-1)
-    return "" if _close(means, np.zeros(n)) else f"每个词的均值 {np.round(means, 4).tolist()}，应为 0"
+    return (
+        "" if _close(means, np.zeros(n)) else f"每个词的均值 {np.round(means, 4).tolist()}，应为 0"
+    )
 
 
 def _encoder_case(size):
@@ -307,6 +356,28 @@ def encoder_permutation_equivariant(fn, size):
 
 # -----------------------------------------------------------------------------
 # §8 masks and the decoder layer
+
+
+def _mask_of(fn, n):
+    return np.asarray(fn(n), dtype=np.float64).reshape(-1, n)[-n:]
+
+
+def look_ahead_sees_itself(fn, n):
+    got = _mask_of(fn, n)
+    return (
+        ""
+        if np.all(np.diag(got) == 1)
+        else f"n = {n}: 对角线 {np.diag(got).tolist()}，位置 t 应当看得见自己"
+    )
+
+
+def look_ahead_no_future(fn, n):
+    got = _mask_of(fn, n)
+    return (
+        ""
+        if np.all(np.triu(got, k=1) == 0)
+        else f"n = {n}: 对角线以上有 1：位置 t 看见了 t 之后的词"
+    )
 
 
 def look_ahead_lower_triangular(fn, n):
@@ -348,7 +419,10 @@ def decoder_causal(fn, size):
     y, memory, params, h, causal = _decoder_case(size)
     later = y.copy()
     later[-1] += 1.0
-    a, b = np.asarray(fn(y, memory, params, h, causal)), np.asarray(fn(later, memory, params, h, causal))
+    a, b = (
+        np.asarray(fn(y, memory, params, h, causal)),
+        np.asarray(fn(later, memory, params, h, causal)),
+    )
     return "" if _close(a[:-1], b[:-1]) else "改最后一个词，前面位置的输出也变了：看到了未来"
 
 
@@ -356,11 +430,33 @@ def decoder_reads_memory(fn, size):
     y, memory, params, h, causal = _decoder_case(size)
     a = np.asarray(fn(y, memory, params, h, causal))
     b = np.asarray(fn(y, memory[::-1] * 2, params, h, causal))
-    return "" if not _close(a, b) else "编码器的输出 memory 变了，解码器的输出不变：K、V 没有来自编码器"
+    return (
+        ""
+        if not _close(a, b)
+        else "编码器的输出 memory 变了，解码器的输出不变：K、V 没有来自编码器"
+    )
+
+
+SIZE_NAMES = {  # what the numbers of each kind of size are, for "the smallest input"
+    "softmax": ("n",),
+    "scaled_dot_product_attention": ("n_q", "d_k"),
+    "split_heads": ("b", "n", "h", "d_k"),
+    "combine_heads": ("b", "n", "h", "d_k"),
+    "multi_head_attention": ("b", "n", "h", "d_k"),
+    "count_mha_params": ("d_model",),
+    "positional_encoding": ("max_len", "d_model"),
+    "relative_shift_matrix": ("k", "d_model"),
+    "feed_forward": ("n", "d_model"),
+    "layer_norm": ("n", "d_model"),
+    "encoder_layer_forward": ("n", "d_model", "h"),
+    "create_look_ahead_mask": ("n",),
+    "create_padding_mask": ("b", "n"),
+    "decoder_layer_forward": ("n", "d_model", "h"),
+}
 
 
 def _p(block, name, text, check, sizes):
-    return Property(block, f"{block}.{name}", text, check, tuple(sizes))
+    return Property(block, f"{block}.{name}", text, check, tuple(sizes), SIZE_NAMES[block])
 
 
 SIZES_N = (1, 2, 3, 5, 8)
@@ -371,7 +467,9 @@ SIZES_ROWS = ((1, 2), (2, 2), (3, 4), (5, 8))
 SIZES_LAYER = ((1, 2, 1), (2, 2, 1), (3, 4, 2), (5, 8, 2))
 PROPERTIES = [
     _p("softmax", "sums_to_one", "每一行加起来等于 1（§2.2）", softmax_sums_to_one, SIZES_N),
-    _p("softmax", "stable", "分数很大（1000）也不溢出：先减去每行的最大值", softmax_stable, SIZES_N),
+    _p(
+        "softmax", "stable", "分数很大（1000）也不溢出：先减去每行的最大值", softmax_stable, SIZES_N
+    ),
     _p("softmax", "matches", "和参考实现逐数一致（float64）", softmax_matches, SIZES_N),
     _p(
         "scaled_dot_product_attention",
@@ -408,8 +506,20 @@ PROPERTIES = [
         sdpa_matches,
         SIZES_QKV,
     ),
-    _p("split_heads", "matches", "第 i 个头拿到第 i 段 d_k 维（§5.3）", split_heads_matches, SIZES_HEADS),
-    _p("combine_heads", "inverts_split", "拼回去正好还原切开前的输入（§5.3）", combine_heads_matches, SIZES_HEADS),
+    _p(
+        "split_heads",
+        "matches",
+        "第 i 个头拿到第 i 段 d_k 维（§5.3）",
+        split_heads_matches,
+        SIZES_HEADS,
+    ),
+    _p(
+        "combine_heads",
+        "inverts_split",
+        "拼回去正好还原切开前的输入（§5.3）",
+        combine_heads_matches,
+        SIZES_HEADS,
+    ),
     _p(
         "multi_head_attention",
         "permutation_equivariant",
@@ -417,29 +527,206 @@ PROPERTIES = [
         mha_permutation_equivariant,
         SIZES_HEADS,
     ),
-    _p("multi_head_attention", "matches", "和参考实现逐数一致（float64）", mha_matches, SIZES_HEADS),
-    _p("count_mha_params", "formula", "4 d_model² + 4 d_model，和头数无关（§5.2）", count_mha_params_formula, (1, 2, 4, 512)),
-    _p("positional_encoding", "starts_at_zero", "PE(0) = (0, 1, 0, 1, …)：sin 在偶数维，cos 在奇数维（§6.2）", pe_starts_at_zero, SIZES_PE),
+    _p(
+        "multi_head_attention", "matches", "和参考实现逐数一致（float64）", mha_matches, SIZES_HEADS
+    ),
+    _p(
+        "count_mha_params",
+        "formula",
+        "4 d_model² + 4 d_model，和头数无关（§5.2）",
+        count_mha_params_formula,
+        (1, 2, 4, 512),
+    ),
+    _p(
+        "positional_encoding",
+        "starts_at_zero",
+        "PE(0) = (0, 1, 0, 1, …)：sin 在偶数维，cos 在奇数维（§6.2）",
+        pe_starts_at_zero,
+        SIZES_PE,
+    ),
     _p("positional_encoding", "norm", "每个位置的范数都是 √(d_model/2)（§6.2）", pe_norm, SIZES_PE),
-    _p("positional_encoding", "shift_is_linear", "PE(p + k) = PE(p) M_k（§6.3）", pe_shift_is_linear, SIZES_PE),
+    _p(
+        "positional_encoding",
+        "shift_is_linear",
+        "PE(p + k) = PE(p) M_k（§6.3）",
+        pe_shift_is_linear,
+        SIZES_PE,
+    ),
     _p("positional_encoding", "matches", "和参考实现逐数一致（float64）", pe_matches, SIZES_PE),
-    _p("relative_shift_matrix", "moves_pe", "PE(p) M_k = PE(p + k)，对每个 p（§6.3）", shift_matrix_moves_pe, ((1, 2), (2, 4), (3, 8))),
-    _p("relative_shift_matrix", "orthogonal", "M_k 是旋转：M_k M_kᵀ = I（§6.3）", shift_matrix_orthogonal, ((1, 2), (2, 4), (3, 8))),
-    _p("feed_forward", "matches", "ReLU(x W₁ + b₁) W₂ + b₂，每个位置各自算（§7.2）", ffn_matches, SIZES_ROWS),
-    _p("layer_norm", "per_token", "每个词各自归一（最后一维），均值 0（§7.3）", ln_per_token, SIZES_ROWS),
-    _p("layer_norm", "matches", "和 nn.LayerNorm 的公式逐数一致（有偏方差，ε 在根号里）", ln_matches, SIZES_ROWS),
-    _p("encoder_layer_forward", "permutation_equivariant", "没有位置编码时编码器层置换等变（§3.2）", encoder_permutation_equivariant, SIZES_LAYER),
-    _p("encoder_layer_forward", "matches", "Post-LN 和 Pre-LN 都和参考实现逐数一致（§7.1、§7.5）", encoder_matches, SIZES_LAYER),
-    _p("create_look_ahead_mask", "lower_triangular", "第 t 行只看得见 0..t：下三角的 1（§8.1）", look_ahead_lower_triangular, SIZES_N),
-    _p("create_padding_mask", "marks_real_tokens", "真实的词是 1，padding 是 0（§8.3）", padding_marks_real_tokens, ((1, 2), (2, 3), (3, 5))),
-    _p("decoder_layer_forward", "causal", "有 look-ahead mask 时，位置 t 看不到 t 之后的词（§8.1）", decoder_causal, SIZES_LAYER[1:]),
-    _p("decoder_layer_forward", "reads_memory", "交叉注意力的 K、V 来自编码器的输出（§8.2）", decoder_reads_memory, SIZES_LAYER[2:]),
-    _p("decoder_layer_forward", "matches", "Post-LN 和 Pre-LN 都和参考实现逐数一致（§8.2）", decoder_matches, SIZES_LAYER),
+    _p(
+        "relative_shift_matrix",
+        "moves_pe",
+        "PE(p) M_k = PE(p + k)，对每个 p（§6.3）",
+        shift_matrix_moves_pe,
+        ((1, 2), (2, 4), (3, 8)),
+    ),
+    _p(
+        "relative_shift_matrix",
+        "orthogonal",
+        "M_k 是旋转：M_k M_kᵀ = I（§6.3）",
+        shift_matrix_orthogonal,
+        ((1, 2), (2, 4), (3, 8)),
+    ),
+    _p("feed_forward", "relu", "隐藏层过 ReLU：负的值变成 0（§7.2）", ffn_relu, SIZES_ROWS),
+    _p(
+        "feed_forward",
+        "biases",
+        "两层都有偏置：W₂ = 0 时输出就是 b₂（§7.2）",
+        ffn_biases,
+        SIZES_ROWS,
+    ),
+    _p(
+        "feed_forward",
+        "matches",
+        "ReLU(x W₁ + b₁) W₂ + b₂，每个位置各自算（§7.2）",
+        ffn_matches,
+        SIZES_ROWS,
+    ),
+    _p(
+        "layer_norm",
+        "per_token",
+        "每个词各自归一（最后一维），均值 0（§7.3）",
+        ln_per_token,
+        SIZES_ROWS,
+    ),
+    _p(
+        "layer_norm",
+        "unit_variance",
+        "γ = 1、β = 0 时每个词方差为 1（有偏方差，§7.3）",
+        ln_unit_variance,
+        SIZES_ROWS,
+    ),
+    _p(
+        "layer_norm",
+        "matches",
+        "和 nn.LayerNorm 的公式逐数一致（有偏方差，ε 在根号里）",
+        ln_matches,
+        SIZES_ROWS,
+    ),
+    _p(
+        "encoder_layer_forward",
+        "permutation_equivariant",
+        "没有位置编码时编码器层置换等变（§3.2）",
+        encoder_permutation_equivariant,
+        SIZES_LAYER,
+    ),
+    _p(
+        "encoder_layer_forward",
+        "matches",
+        "Post-LN 和 Pre-LN 都和参考实现逐数一致（§7.1、§7.5）",
+        encoder_matches,
+        SIZES_LAYER,
+    ),
+    _p(
+        "create_look_ahead_mask",
+        "sees_itself",
+        "位置 t 看得见自己：对角线是 1（§8.1）",
+        look_ahead_sees_itself,
+        SIZES_N,
+    ),
+    _p(
+        "create_look_ahead_mask",
+        "no_future",
+        "位置 t 看不见 t 之后：对角线以上是 0（§8.1）",
+        look_ahead_no_future,
+        SIZES_N,
+    ),
+    _p(
+        "create_look_ahead_mask",
+        "lower_triangular",
+        "第 t 行只看得见 0..t：下三角的 1（§8.1）",
+        look_ahead_lower_triangular,
+        SIZES_N,
+    ),
+    _p(
+        "create_padding_mask",
+        "marks_real_tokens",
+        "真实的词是 1，padding 是 0（§8.3）",
+        padding_marks_real_tokens,
+        ((1, 2), (2, 3), (3, 5)),
+    ),
+    _p(
+        "decoder_layer_forward",
+        "causal",
+        "有 look-ahead mask 时，位置 t 看不到 t 之后的词（§8.1）",
+        decoder_causal,
+        SIZES_LAYER[1:],
+    ),
+    _p(
+        "decoder_layer_forward",
+        "reads_memory",
+        "交叉注意力的 K、V 来自编码器的输出（§8.2）",
+        decoder_reads_memory,
+        SIZES_LAYER[2:],
+    ),
+    _p(
+        "decoder_layer_forward",
+        "matches",
+        "Post-LN 和 Pre-LN 都和参考实现逐数一致（§8.2）",
+        decoder_matches,
+        SIZES_LAYER,
+    ),
 ]
 
 
 def of(block: str) -> list[Property]:
     return [p for p in PROPERTIES if p.block == block]
+
+
+# -----------------------------------------------------------------------------
+# probes: a block's outputs on fixed inputs, to compare a flagged block with a known mistake's
+
+
+def _probe_inputs(block):
+    rng = np.random.default_rng(17)
+    x = rng.normal(0, 1, (2, 5, 8))
+    Q, K, V = _qkv((4, 8))
+    causal = np.tril(np.ones((4, 5)))
+    layer, decoder = _layer(8, rng), _layer(8, rng, decoder=True)
+    memory, mask5 = rng.normal(0, 1, (2, 6, 8)), np.tril(np.ones((5, 5)))
+    return {
+        "softmax": [(3 * x[0],), (1000 + x[0],)],
+        "scaled_dot_product_attention": [(Q, K, V), (Q, K, V, causal)],
+        "split_heads": [(x, 2), (x, 4)],
+        "combine_heads": [(ref.split_heads(x, 2),)],
+        "multi_head_attention": [
+            (x, memory, _params(8, rng), 2),
+            (x, x, _params(8, rng), 4, mask5),
+        ],
+        "count_mha_params": [(1,), (8,), (512,)],
+        "positional_encoding": [(9, 8), (5, 4)],
+        "relative_shift_matrix": [(1, 8), (3, 4)],
+        "feed_forward": [(x, _ffn(8, 16, rng))],
+        "layer_norm": [(2 * x, *_norm(8, rng).values())],
+        "encoder_layer_forward": [(x, layer, 2, None, False), (x, layer, 2, None, True)],
+        "create_look_ahead_mask": [(5,)],
+        "create_padding_mask": [(np.array([[3, 4, 0, 0], [5, 0, 0, 0]]),)],
+        "decoder_layer_forward": [
+            (x, memory, decoder, 2, mask5, None, False),
+            (x, memory, decoder, 2, mask5, None, True),
+        ],
+    }[block]
+
+
+def probe(block: str, fn) -> list | None:
+    """fn's outputs on the block's probe inputs, as float arrays (None if it fails on them)."""
+    try:
+        out = []
+        for args in _probe_inputs(block):
+            result = fn(*args)
+            for r in result if isinstance(result, tuple | list) else (result,):
+                out.append(np.asarray(r, dtype=np.float64))
+        return out
+    except Exception:  # noqa: BLE001 - a block that fails on its probe matches no mistake
+        return None
+
+
+def same_probe(a, b) -> bool:
+    if a is None or b is None or len(a) != len(b):
+        return False
+    return all(
+        x.size == y.size and _close(x.reshape(y.shape), y) for x, y in zip(a, b, strict=True)
+    )
 
 
 # -----------------------------------------------------------------------------
@@ -529,14 +816,15 @@ TF_MASK = Convention(
 TF_LOOK_AHEAD = Convention(
     "create_look_ahead_mask",
     "mask_one_is_blocked",
-    "返回的是 1 = 屏蔽 的 look-ahead mask（TensorFlow 的 1 − band_part）；讲义是下三角的 1 = 可以看。"
-    "下面的检查替你换成 1 − mask",
+    "返回的是 1 = 屏蔽 的 look-ahead mask（TensorFlow 的 1 − band_part）；"
+    "讲义是下三角的 1 = 可以看。下面的检查替你换成 1 − mask",
     False,
 )
 TF_PADDING = Convention(
     "create_padding_mask",
     "mask_one_is_blocked",
-    "padding 位置是 1（TensorFlow 的约定）；讲义是真实的词 = 1、padding = 0。下面的检查替你换成 1 − mask",
+    "padding 位置是 1（TensorFlow 的约定）；讲义是真实的词 = 1、padding = 0。"
+    "下面的检查替你换成 1 − mask",
     False,
 )
 PADDING_4D = Convention(

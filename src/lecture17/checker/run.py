@@ -12,8 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from lecture17.checker import blocks as blocks_mod
-from lecture17.checker import callmap, child, judge, session
+from lecture17.checker import child, judge, session
 from lecture17.experiments import DEMOS
+from lecture17.pipeline import callmap
 from lecture17.pipeline.deps import SRC
 
 ROOT = SRC.parent  # the checkout (an editable install): the check runs from any folder
@@ -55,12 +56,12 @@ class Report:
     def broken(self) -> bool:
         return bool(
             self.changes
-            or any(b.failed or b.failure or _unaccepted(b) for b in self.blocks.values())
+            or any(b.failed or b.failure or unaccepted(b) for b in self.blocks.values())
             or any(d.failure for d in self.demos.values())
         )
 
 
-def _unaccepted(block) -> list:
+def unaccepted(block) -> list:
     return [c for c in block.conventions if not c.accepted]
 
 
@@ -89,12 +90,15 @@ def check(path: Path, timeout: float = 60.0, fingerprints=None, only=None) -> Re
     report.marks = frozenset(
         [c.entry["id"] for c in report.changes]
         + [p for b in report.blocks.values() for p in b.failed]
-        + [f"{b.name}.{c.id}" for b in report.blocks.values() for c in _unaccepted(b)]
+        + [f"{b.name}.{c.id}" for b in report.blocks.values() for c in unaccepted(b)]
     )
     if report.broken():
         report.status = BROKE
         mistakes = judge.load_fingerprints() if fingerprints is None else fingerprints
-        report.mistake, report.score = judge.closest(report.marks, mistakes, report.replaced)
+        probes = {n: b.probe for n, b in report.blocks.items() if b.implemented}
+        report.mistake, report.score = judge.closest(
+            report.marks, mistakes, report.replaced, probes
+        )
     return _done(report, start)
 
 
@@ -118,15 +122,18 @@ def _run_demos(report: Report, timeout: float) -> None:
         for d in callmap.demos_reaching(replaced, [d for d in DEMOS if DEMOS[d].alone])
         if DEMOS[d].kind == "analytic"
     ]
-    adapters = {
-        name: [c_a for c_a in _adapters(report.blocks[name])] for name in replaced
-    }
+    adapters = {name: [c_a for c_a in _adapters(report.blocks[name])] for name in replaced}
     session.preload(demos)
     with session.Scratch() as scratch:
         for demo in demos:
             result = session.DemoResult(demo)
             status, value = child.run(
-                session.run_demo, report.path, demo, config[demo], scratch, adapters,
+                session.run_demo,
+                report.path,
+                demo,
+                config[demo],
+                scratch,
+                adapters,
                 timeout=timeout,
             )
             if status == "failed":

@@ -17,9 +17,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from lecture17.checker import blocks as blocks_mod
-from lecture17.checker import callmap, child
+from lecture17.checker import child
 from lecture17.checker import properties as props
 from lecture17.experiments import DEMOS
+from lecture17.pipeline import callmap
 
 
 @dataclass
@@ -31,6 +32,7 @@ class BlockResult:
     failed: dict = field(default_factory=dict)  # property id -> (size, what was seen)
     held: list = field(default_factory=list)  # property ids that held on every size
     failure: child.Failure | None = None  # a crash or a hang while its properties ran
+    probe: list | None = None  # its outputs on fixed inputs (properties.probe), as written
 
 
 @dataclass
@@ -56,8 +58,7 @@ def inspect_file(path: Path) -> dict:
     """Stage 1 (in a child): {block: signature problem or ""}."""
     module = child.load_student(path)
     return {
-        name: blocks_mod.signature_problem(name, fn)
-        for name, fn in _student_blocks(module).items()
+        name: blocks_mod.signature_problem(name, fn) for name, fn in _student_blocks(module).items()
     }
 
 
@@ -75,8 +76,8 @@ def block_properties(path: Path, name: str) -> BlockResult:
     found = props.conventions(name, raw.student)
     result.conventions = [c for c, _ in found]
     adapters = [a for _, a in found if a is not None]
-    swap = _swap(module, name, adapters[0] if len(adapters) == 1 else _chain(adapters))
-    swap.fallbacks = {}
+    result.probe = props.probe(name, raw)
+    swap = _swap(module, name, _chain(adapters))
     for prop in props.of(name):
         for size in prop.sizes:
             try:
@@ -100,14 +101,15 @@ def block_properties(path: Path, name: str) -> BlockResult:
 
 
 def _chain(adapters):
+    """One adapter from several (a block in two conventions): the first is outermost."""
     if not adapters:
         return None
+    if len(adapters) == 1:
+        return adapters[0]
+    first, rest = adapters[0], _chain(adapters[1:])
 
     def adapt(student, pos, kw):
-        fn = student
-        for a in reversed(adapters):
-            fn = (lambda inner, a=a: lambda *p, **k: a(inner, p, k))(fn)
-        return fn(*pos, **kw)
+        return first(lambda *p, **k: rest(student, p, k), pos, kw)
 
     return adapt
 
@@ -133,9 +135,7 @@ def run_demo(path: Path, demo: str, spec: dict, scratch: Path, swaps_for: dict) 
     from lecture17.pipeline.job import jobs, run_job
 
     module = child.load_student(path)
-    swaps = {
-        name: _swap(module, name, _chain(adapters)) for name, adapters in swaps_for.items()
-    }
+    swaps = {name: _swap(module, name, _chain(adapters)) for name, adapters in swaps_for.items()}
     modules = [m for key, m in sys.modules.items() if key.startswith("lecture17.experiments")]
     blocks_mod.install(swaps, modules)
     try:

@@ -50,7 +50,8 @@ def _doc(name: str) -> str:
 def block_source(name: str) -> str:
     doc = _doc(name).replace('"""', "'''")
     body = "\n".join(f"    {line}" if line else "" for line in doc.splitlines())
-    return f'def {blocks.signature_text(name)}:\n    """{body.lstrip()}\n    """\n    raise NotImplementedError\n'
+    head = f"def {blocks.signature_text(name)}:"
+    return f'{head}\n    """{body.lstrip()}\n    """\n    raise NotImplementedError\n'
 
 
 def template(filename: str = "my_blocks.py") -> str:

@@ -3,8 +3,10 @@
 Snakemake reruns a job when its rule or script changes, but it cannot see the package code the
 rule calls. So every rule lists, as inputs, the `src/lecture17/*.py` files its entry module
 imports, directly or through other lecture17 modules (imports inside functions included: the
-lazy `import torch` and `from lecture17 import tiny_transformer` count too). Editing
-`attention_numpy.py` then reruns exactly the jobs whose code imports it.
+lazy `import torch` and `from lecture17 import tiny_transformer` count too). Two kinds of
+module count at a finer grain, by the lines a job runs (below): the experiments modules, at
+the grain of a function, and attention_numpy.py, at the grain of a block — editing
+`softmax` reruns the jobs that can reach `softmax`, not every job that imports the file.
 """
 
 import ast
@@ -204,12 +206,60 @@ def code_parts(
                 grown = True
         if not grown:
             break
-    files = sorted(str(p.relative_to(root)) for p in whole)
     parts = {
         f"{module_path(m, src).relative_to(root)}::{','.join(sorted(wanted[m]))}": text
         for m, text in sorted(texts.items())
     }
+    whole, block_part = _numpy_at_block_grain(whole, texts, src)
+    parts |= {f"{k.relative_to(root)}::{names}": text for k, (names, text) in block_part.items()}
+    files = sorted(str(p.relative_to(root)) for p in whole)
     return files, parts
+
+
+# The lecture's numpy blocks at the grain of a block. attention_numpy.py holds ~25 blocks and
+# the demos each call a few: a job that reaches it only through the experiments lines it runs
+# depends on the blocks those lines name (and what they call: function_source follows names),
+# not on the whole file, so an edit of `softmax` reruns the demos that can reach `softmax`
+# and no other (pipeline/callmap.py says which those are). A name it cannot resolve — the
+# module imported whole (`from lecture17 import attention_numpy`), or imported by a module the
+# job needs whole — keeps the whole file: over, never under.
+
+NUMPY = f"{PACKAGE}.attention_numpy"
+
+
+def _numpy_at_block_grain(whole: set[Path], texts: dict, src: Path) -> tuple[set[Path], dict]:
+    """(whole files, {attention_numpy.py: (names, lines)}): attention_numpy.py taken out of
+    the whole files when only the experiments lines `texts` reach it, by name."""
+    path = module_path(NUMPY, src)
+    if path not in whole or any(NUMPY in imported_modules(p, src) for p in whole - {path}):
+        return whole, {}
+    names = set()
+    for module, text in texts.items():
+        found = numpy_names(text, str(module_path(module, src)))
+        if found is None:
+            return whole, {}
+        names |= found
+    if not names:
+        return whole - {path}, {}
+    return whole - {path}, {path: (",".join(sorted(names)), function_source(path, names))}
+
+
+@functools.lru_cache(maxsize=4096)
+def numpy_names(text: str, filename: str) -> frozenset[str] | None:
+    """The attention_numpy names a text uses, imported by name (`from lecture17.attention_numpy
+    import softmax`); None when it binds the module itself, whose uses a name cannot tell."""
+    tree = _parse(text, filename)
+    imported = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module == NUMPY and not node.level:
+            imported |= {a.asname or a.name: a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module == PACKAGE and not node.level:
+            if any(a.name == "attention_numpy" for a in node.names):
+                return None
+        elif isinstance(node, ast.Import) and any(a.name == NUMPY for a in node.names):
+            return None
+    used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+    return frozenset(imported[n] for n in used if n in imported)
 
 
 @functools.lru_cache(maxsize=4096)

@@ -8,7 +8,7 @@ function its body names. The map over-approximates, never under: a name it canno
 (the module imported whole, `import lecture17.attention_numpy as an`) counts as reaching every
 block. `tests/test_checker.py` holds it against the calls a run of each demo makes.
 
-    python -c "from lecture17.checker.callmap import demo_blocks; print(demo_blocks('02.2'))"
+    python -c "from lecture17.pipeline.callmap import demo_blocks; print(demo_blocks('02.2'))"
 """
 
 import ast
