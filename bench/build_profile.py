@@ -118,7 +118,7 @@ def table(rules: dict[str, Rule]) -> str:
 
 def beyond_share(demos: dict[str, Rule]) -> str:
     """What the beyond-the-lecture demos (06.x: their jobs, tables and figures) add to the
-    rest of the build, in job wall seconds (issue 22's budget: at most 15 %)."""
+    rest of the build, in job wall seconds (the beyond-the-lecture demos' budget: at most 15 %)."""
     beyond = sum(sum(r.wall) for name, r in demos.items() if name.startswith("06."))
     rest = sum(sum(r.wall) for name, r in demos.items() if not name.startswith("06."))
     return (

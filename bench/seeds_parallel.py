@@ -1,4 +1,4 @@
-"""Several seeds of one protocol trained in one process, against one training per seed (issue 20).
+"""Several seeds of one protocol trained in one process, against one training per seed.
 
     .venv/bin/python bench/seeds_parallel.py                     # 05.1's Transformer, L = 16
     .venv/bin/python bench/seeds_parallel.py --seeds 8 --steps 200 --model gru

@@ -1,4 +1,4 @@
-"""Where one training step's time goes, against the machine's own GEMM ceiling (issue 20).
+"""Where one training step's time goes, against the machine's own GEMM ceiling.
 
     .venv/bin/python bench/step_profile.py              # 05.1's three models at L = 32; ~1 min
     .venv/bin/python bench/step_profile.py --lengths 16 32 --steps 20

@@ -251,7 +251,7 @@ CATALOGUE = [
         "return 1.0 / 10000.0**two_i",
         "PE frequencies 1/10000^(2i) with the exponent's /d_model left out",
     ),
-    # session 15, for C056 (every PE value in [-1, 1]), which no sin/cos slip can leave: the
+    # for C056 (every PE value in [-1, 1]), which no sin/cos slip can leave: the
     # paper's "multiply by sqrt(d_model)" (§6.6, §12 pitfall 10) put on the other term
     _numpy(
         "pe_scaled_by_sqrt_d_model",
@@ -348,7 +348,7 @@ CATALOGUE = [
         "x = y[:, t - 1 : t]",
         "decoding without a cache that feeds only the newest position (no cache to read from)",
     ),
-    # written from the counted claims that no mutant had flipped (session 10)
+    # written from the counted claims that no mutant had flipped
     _demo(
         "jane_afrique_one_based",
         SELF_ATTENTION,

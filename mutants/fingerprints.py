@@ -3,15 +3,19 @@
     PYTHONPATH=src python -m mutants.fingerprints        # writes mutants/fingerprints.csv
 
 Each mutant of `catalogue.py` whose function is one of the lecture's numpy blocks (or a
-private helper that only they call: `_frequencies`, `_residual`) is applied to a copy of
-`attention_numpy.py`, and that copy is checked as a student would check their file
-(`python -m lecture17 check`): the claims it changes and the properties and conventions it
-breaks are its fingerprint. `check` names the closest fingerprint to explain a flagged file;
+private helper that only they call: `_frequencies`, `_residual`) is checked as two students'
+files would be (`python -m lecture17 check`): a copy of `attention_numpy.py` with the mistake
+(a student who wrote every block), and the mistaken blocks alone, the rest imported from the
+reference (a student who wrote those). The claims each changes and the properties and
+conventions it breaks are its two fingerprints: writing more blocks changes which claims a
+mistake reaches (a student's own multi-head attention calls their own attention, a TensorFlow
+mask convention and all). `check` names the closest fingerprint to explain a flagged file;
 it never uses them to flag one. The campaign (`make mutants`) and the checker share this path
 for these mutants. A converter (`mha_params_from_torch`) and what goes beyond the lecture
 (`_attend_query_block` of tiled attention) stay the reference's: not student-facing.
 """
 
+import ast
 import csv
 import sys
 import tempfile
@@ -51,10 +55,39 @@ def block_of(mutant) -> str:
     return " ".join(sorted(c for c, called in graph.items() if mutant.function in called))
 
 
-def student_file(mutant, folder: Path) -> Path:
+def _mutated(mutant) -> str:
     source = Path("src/lecture17/attention_numpy.py").read_text(encoding="utf-8")
+    return mutate_source(source, mutant.function, mutant.old, mutant.new, mutant.name)
+
+
+def student_file(mutant, folder: Path) -> Path:
+    """A student who wrote every block, one with the mistake."""
     path = folder / f"{mutant.name}.py"
-    path.write_text(mutate_source(source, mutant.function, mutant.old, mutant.new, mutant.name))
+    path.write_text(_mutated(mutant), encoding="utf-8")
+    return path
+
+
+def block_file(mutant, folder: Path) -> Path:
+    """A student who wrote only the blocks the mistake is in (and the helper it edits): every
+    other name comes from the reference, as a student's `from lecture17.attention_numpy
+    import …` would bring it."""
+    source = _mutated(mutant)
+    tree = ast.parse(source)
+    own = {*block_of(mutant).split(), mutant.function}
+    lines = source.splitlines()
+    kept, others = [], []
+    for node in tree.body:
+        name = getattr(node, "name", None)
+        if isinstance(node, ast.FunctionDef) and name in own:
+            kept.append("\n".join(lines[node.lineno - 1 : node.end_lineno]))
+        elif isinstance(node, ast.FunctionDef | ast.ClassDef):
+            others.append(name)
+        elif isinstance(node, ast.Assign) and all(isinstance(t, ast.Name) for t in node.targets):
+            others += [t.id for t in node.targets if t.id != "__all__"]
+    header = "import numpy as np\n\nfrom lecture17.attention_numpy import (\n"
+    header += "".join(f"    {n},\n" for n in others) + ")\n"
+    path = folder / f"{mutant.name}_block.py"
+    path.write_text(header + "\n\n" + "\n\n\n".join(kept) + "\n", encoding="utf-8")
     return path
 
 
@@ -63,19 +96,26 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as folder:
         for mutant in student_facing():
             report = check(student_file(mutant, Path(folder)), fingerprints=[])
+            alone = check(block_file(mutant, Path(folder)), fingerprints=[])
             rows.append(
                 {
                     "mutant": mutant.name,
                     "block": block_of(mutant),
                     "status": report.status,
+                    "status_block": alone.status,
                     "marks": " ".join(sorted(report.marks)),
+                    "marks_block": " ".join(sorted(alone.marks)),
                     "hint": mutant.hint,
                     "function": mutant.function,
                     "old": mutant.old,
                     "new": mutant.new,
                 }
             )
-            print(f"{mutant.name}: exit {report.status}, {len(report.marks)} marks", flush=True)
+            print(
+                f"{mutant.name}: exit {report.status} ({len(report.marks)} marks), "
+                f"its block alone exit {alone.status} ({len(alone.marks)} marks)",
+                flush=True,
+            )
     with open(OUT, "w", encoding="utf-8", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=list(rows[0]))
         writer.writeheader()

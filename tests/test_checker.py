@@ -350,6 +350,8 @@ def test_fingerprints_list_the_student_facing_mistakes():
 def test_each_catalogued_mistake_names_itself(mistake):
     assert mistake.marks, f"{mistake.name} was not flagged"
     assert judge.closest(mistake.marks, FINGERPRINT_ROWS)[0] == mistake
+    assert mistake.marks_block, f"{mistake.name}'s block alone was not flagged"
+    assert judge.closest(mistake.marks_block, FINGERPRINT_ROWS)[0] == mistake
 
 
 @pytest.mark.slow
@@ -420,7 +422,7 @@ def test_bad_files_get_their_own_message_and_exit_code(tmp_path, untouched):
             "讲义的是 positional_encoding(max_len, d_model)",
             None,
         ),
-        "empty.py": ("x = 1\n", NOTHING, "没有替换任何积木", None),
+        "empty.py": ("x = 1\n", NOTHING, "一个积木 block 都没有替换", None),
     }
     for name, (text, status, words, line) in cases.items():
         report = check(write(tmp_path, name, text), timeout=20)
@@ -530,7 +532,7 @@ def test_template_is_a_file_every_block_of_which_is_to_be_written(tmp_path):
     text = path.read_text(encoding="utf-8")
     for name, (section, _) in blocks.BLOCKS.items():
         assert f"def {blocks.signature_text(name)}:" in text and section in text
-    assert text.count("raise NotImplementedError") == len(blocks.BLOCKS)
+    assert text.count("    raise NotImplementedError\n") == len(blocks.BLOCKS)
     done = subprocess.run(
         [sys.executable, "-m", "lecture17", "check", str(path), "--json"],
         capture_output=True,

@@ -189,7 +189,7 @@ def test_unreached_jobs_keep_the_controls_csvs(tmp_path):
 
 def test_a_traced_build_may_run_its_jobs_warm():
     """The tracer acts in each warm-started job's child (start_job, warm.py's job_hook), so the
-    control's jobs need not run cold (they did until session 16: ~6 more minutes)."""
+    control's jobs need not run cold (cold, a control build took ~6 more minutes)."""
     assert "LECTURE17_WARM" not in run.Build(ROOT, 1).environment() or (
         os.environ.get("LECTURE17_WARM") == "0"
     )
@@ -612,7 +612,7 @@ def test_a_reason_must_be_a_sentence(tmp_path):
 
 def test_the_committed_reasons_hold_against_the_committed_results():
     """Every claim of mutants/unreachable.yaml is counted today and no mutant flipped it; the
-    table's coverage lines are today's (README)."""
+    table's coverage lines are today's (mutants/README.md)."""
     claims = coverage.counted_claims()
     cov = coverage.coverage(
         claims,
@@ -622,7 +622,7 @@ def test_the_committed_reasons_hold_against_the_committed_results():
         coverage.load_control_verdicts(column="full"),
     )
     assert set(cov) == set(claims)
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    readme = (ROOT / "mutants" / "README.md").read_text(encoding="utf-8")
     for line in coverage.summary(cov):
         assert line in readme, "rerun `python -m mutants.table`"
 
@@ -678,8 +678,8 @@ def test_a_row_on_older_code_names_the_src_files_changed_since(tmp_path):
 
 
 def test_the_readmes_count_of_the_catalogue_is_the_catalogues():
-    """The README's prose names the catalogue's size (it said 41 after 17 were added)."""
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    """mutants/README.md's prose names the catalogue's size (it said 41 after 17 were added)."""
+    text = (ROOT / "mutants" / "README.md").read_text(encoding="utf-8")
     total, trained, analytic = map(
         int, re.search(r"的 (\d+) 个错误（(\d+) 个在训练的代码里，(\d+) 个", text).groups()
     )

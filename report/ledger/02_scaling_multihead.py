@@ -13,7 +13,7 @@ normal estimate, fixed before looking at the numbers.
 - 02.2 (n = n_trials): the lecture's number is its own run, rounded. Ours is compared with
   tol = half a unit of its last printed digit + K √2 SE (√2: two runs of the same size), per
   cell, SE = the per-trial standard deviation our run measured (`<quantity>_trial_sd`, the
-  largest over our seeds) / √n. (Until issue 18 the spread was not in the table and SE was
+  largest over our seeds) / √n. (Before the spread was in the table, SE was
   bounded by Bhatia–Davis, 3–8× the measured one: it accepted a softmax temperature off by
   10–15 %.)
 """

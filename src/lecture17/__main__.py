@@ -217,7 +217,7 @@ def main(argv=None) -> int:
         from lecture17.reporting.reference import write_reference
 
         write_reference()
-        print("参考构建 reference build → report/reference/；README 的“关于实验结果”已更新")
+        print("参考构建 reference build → report/reference/；docs/RESULTS.md 的“关于实验结果”已更新")
         return 0
     if args.command == "check-recorded":
         return check_recorded(args.config, args.results)

@@ -45,7 +45,7 @@ WIDTHS = {  # a phone lays a page without a viewport meta out at 980 px: is_mobi
 # published text, lecture17.txt): the study reading is measured against it. Kept as a number so
 # that the clone stands on its own; LECTURE17_TEXT=path checks it against the text itself.
 LECTURE_CHARS = 31_674
-STUDY_RATIO = 1.5  # issue 19: the study reading at most 1.5× the lecture's text
+STUDY_RATIO = 1.5  # the study reading at most 1.5× the lecture's text
 PYTHON = re.compile(r"\bnp\.\w|\b(?:all|any|abs|len|sum|diff)\(|==|\blambda\b|\{'")
 
 
@@ -140,7 +140,7 @@ def smallest_text_px(data_uri: str) -> float:
 
 
 def test_figure_text_is_at_least_9_css_px(loaded):
-    """Issue 19: on a 390 px phone as on a wide screen, a figure's smallest text, scaled as the
+    """On a 390 px phone as on a wide screen, a figure's smallest text, scaled as the
     page shows it (its width on the page ÷ the PNG's width), is at least 9 CSS px."""
     width, tab = loaded
     shown = tab.evaluate(

@@ -161,7 +161,7 @@ def checked(classes: tuple[str, ...]) -> list[dict]:
 
 
 def test_an_exact_claim_says_same_digits_only_when_its_digits_were_compared():
-    """A badge that matches what it shows (issue 19): C131 ("不变": 1,050,624 = 1,050,624) and
+    """A badge that matches what it shows: C131 ("不变": 1,050,624 = 1,050,624) and
     C070 (0.151–0.154 within 3 SE of 0.153) hold; C057's digits are the same digits."""
     tables = reference_tables()
     status = {
@@ -542,7 +542,7 @@ def test_value_labels_read_the_views_and_never_merge_two_values():
 
 def test_no_claim_sentence_names_a_value_by_its_selector_name():
     """On the reference tables: a selector name (rnn_32_lo, tf_128) is ledger code, never
-    shown to a student (issue 19)."""
+    shown to a student."""
     import re
 
     from lecture17.reporting import claims

@@ -9,7 +9,7 @@ from conftest import ROOT
 
 from lecture17.experiments import DEMOS
 from lecture17.reporting import diff, ledger
-from lecture17.reporting.reference import BEGIN, END, readme_section, splice
+from lecture17.reporting.reference import BEGIN, END, RESULTS, readme_section, splice
 from lecture17.reporting.report import template_environment
 from lecture17.reporting.views import as_text, crossovers, render_view
 from lecture17.reporting.views import display_width as width
@@ -294,9 +294,9 @@ def test_splice_replaces_only_the_generated_block():
 def test_the_readme_results_section_is_what_the_reference_build_and_the_ledger_give():
     reference = ROOT / "report" / "reference"
     assert (reference / "tables").is_dir(), "report/reference/ missing: run `make reference`"
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    results = (ROOT / RESULTS).read_text(encoding="utf-8")
     generated = readme_section(reference, ROOT / "report" / "ledger")
-    assert splice(readme, generated) == readme, "README is stale: run `make reference`"
+    assert splice(results, generated) == results, f"{RESULTS} is stale: run `make reference`"
 
 
 def test_a_typo_in_a_where_list_or_a_quantity_is_never_silently_dropped():

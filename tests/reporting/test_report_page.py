@@ -584,7 +584,7 @@ def misplaced(md: str) -> list[tuple[str, str, str]]:
 
 
 def test_every_card_sits_under_its_own_heading(page, tmp_path):
-    """An exercise's card under its exercise's heading (issue 19: Ex2, Ex3(c), Ex6(b), Ex8 were
+    """An exercise's card under its exercise's heading (Ex2, Ex3(c), Ex6(b), Ex8 were
     filed under 练习 9), a § card under a heading that covers its § — on the small page and on
     the reference rendered again."""
     assert misplaced(page["md"]) == []
@@ -597,7 +597,7 @@ def test_every_card_sits_under_its_own_heading(page, tmp_path):
 
 
 def test_every_flag_a_claim_uses_is_explained_on_the_page(page):
-    """issue 19: F01–F10 were never defined on the page; each flag used is, in a sentence."""
+    """F01–F10 were never defined on the page; each flag used is, in a sentence."""
     used = {e["flag"] for e in ledger.load_ledger(ROOT / "report" / "ledger") if e.get("flag")}
     assert used and used <= set(ledger.FLAG_TEXT)
     for flag in used:  # the small page's claims use some of them; each one is explained
@@ -607,7 +607,7 @@ def test_every_flag_a_claim_uses_is_explained_on_the_page(page):
 
 
 # -----------------------------------------------------------------------------
-# the study reading read cold (issue 19's second review): each takeaway says which seeds,
+# the study reading read cold (a second review): each takeaway says which seeds,
 # why a claim does not hold, which part of a compound claim holds
 
 

@@ -13,10 +13,11 @@ The catalogue explains, it never detects: a mistake is named only for a file alr
 by its claims or properties. Each catalogued mistake of a student-facing block has a
 fingerprint, computed by this same check on the reference file with that one mistake in it
 (`python -m mutants.fingerprints` writes mutants/fingerprints.csv): the claims it changes and
-the properties and conventions it breaks. A mistake is named when two things hold:
+the properties and conventions it breaks, once for a file that writes every block and once
+for its blocks alone. A mistake is named when two things hold:
 - its fingerprint and the student's are alike: Jaccard similarity |A ∩ B| / |A ∪ B| of the
-  two sets at least THRESHOLD (the catalogue's files replace every block, so their
-  properties of blocks the student did not write are left out first);
+  student's set and the closer of the two at least THRESHOLD (properties of blocks the
+  student did not write are left out first);
 - the student's blocks that the mistake edits compute what the mistake's blocks compute, on
   the same fixed inputs (properties.probe). Claims and properties alone cannot tell apart
   slips that break the same sentences: a look-ahead mask that shows t + 1 and one that hides t
@@ -81,6 +82,7 @@ class Mistake:
     block: str  # the blocks it changes, space-separated
     hint: str  # the question, in the lecture's terms
     marks: frozenset  # the claims it changes, the properties and conventions it breaks
+    marks_block: frozenset = frozenset()  # the same, for a file with its blocks alone
     function: str = ""  # the edit (checker.patch) of attention_numpy that makes it
     old: str = ""
     new: str = ""
@@ -96,6 +98,7 @@ def load_fingerprints(path: Path = FINGERPRINTS) -> list[Mistake]:
                 r["block"],
                 r["hint"],
                 frozenset(r["marks"].split()),
+                frozenset(r["marks_block"].split()),
                 r["function"],
                 r["old"],
                 r["new"],
@@ -109,12 +112,20 @@ def jaccard(a, b) -> float:
     return len(a & b) / len(a | b) if a | b else 0.0
 
 
-def comparable(mistake: Mistake, replaced) -> frozenset:
-    """A mistake's marks as a file that replaces only `replaced` could show them: the
-    catalogue's files replace every block, so their properties of other blocks go."""
-    return frozenset(
-        m for m in mistake.marks if "." not in m or m.split(".", 1)[0] in set(replaced)
-    )
+def comparable(marks, replaced) -> frozenset:
+    """A mistake's marks as a file that replaces only `replaced` could show them: properties
+    of blocks the student did not write go (the claims stay)."""
+    keep = set(replaced)
+    return frozenset(m for m in marks if "." not in m or m.split(".", 1)[0] in keep)
+
+
+def similarity(marks, mistake: Mistake, replaced=None) -> float:
+    """Jaccard of the student's marks and the closer of the mistake's two fingerprints (every
+    block written, or its blocks alone)."""
+    variants = [v for v in (mistake.marks, mistake.marks_block) if v]
+    if replaced is not None:
+        variants = [comparable(v, replaced) for v in variants]
+    return max((jaccard(marks, v) for v in variants), default=0.0)
 
 
 @functools.lru_cache(maxsize=64)
@@ -146,7 +157,7 @@ def closest(marks, mistakes, replaced=None, probes=None) -> tuple[Mistake | None
         return None, 0.0
 
     def score(m):
-        return jaccard(marks, m.marks if replaced is None else comparable(m, replaced))
+        return similarity(marks, m, replaced)
 
     ranked = sorted(mistakes, key=lambda m: (-score(m), len(m.marks)))
     for m in ranked:

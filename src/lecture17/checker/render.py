@@ -24,7 +24,7 @@ VERDICT = {
     OK: "通过 passed：每个讲义数字的结论都和参考实现 reference 相同，每条性质 property 都成立",
     BROKE: "有问题 something broke",
     UNUSABLE: "文件用不了 the file cannot be used",
-    NOTHING: "一个积木 block 都没有替换：模板里的函数都还是 NotImplementedError",
+    NOTHING: "一个积木 block 都没有替换 no block replaced",
 }
 FAILURE = {
     "load": "载入失败 does not load",
@@ -124,7 +124,10 @@ def lines(report: Report) -> list[str]:
         return out + [f"  签名不对 signature：{p}" for p in report.problems.values()]
     missing = [n for n, b in report.blocks.items() if not b.implemented]
     if missing:
-        out.append("  还没写的（用参考实现）：" + "、".join(missing))
+        out.append("  还没写的（还是 NotImplementedError，用参考实现）：" + "、".join(missing))
+    if report.status == NOTHING and not report.blocks:
+        names = "、".join(list(blocks_mod.BLOCKS)[:3])
+        out.append(f"  文件里没有讲义的积木：函数名要和 attention_numpy 的一样（{names}……）")
     if report.status == NOTHING:
         return out
     out += ["", f"  {'积木':<28} {'§':<6} 性质成立   讲义数字的结论和参考实现相同 claims"]
