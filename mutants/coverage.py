@@ -184,7 +184,7 @@ def summary(cov: dict, steps: int | None = None) -> list[str]:
 
 def main(argv=None) -> int:
     """python -m mutants.coverage CONTROL_DIR: write the control's verdicts (committed)."""
-    from mutants.run import code_fingerprint
+    from mutants.digests import code_fingerprint
 
     control_dir = Path((argv or sys.argv[1:])[0])
     verdicts = record_control(control_dir, code_fingerprint(control_dir))

@@ -73,6 +73,7 @@ from mutants.catalogue import (
     Mutant,
     select,
 )
+from mutants.digests import code_fingerprint, digest, digest_of  # noqa: F401 - run's names too
 from mutants.patch import apply
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -114,23 +115,6 @@ def repository_files(root: Path = ROOT) -> list[str]:
         check=True,
     ).stdout.splitlines()
     return sorted(name for name in listed if Path(root, name).is_file())
-
-
-def digest_of(files) -> str:
-    """sha256 of (path, bytes) pairs, in the order given."""
-    h = hashlib.sha256()
-    for name, data in files:
-        h.update(name.encode() + b"\0" + data + b"\0")
-    return h.hexdigest()
-
-
-def digest(root: Path, names) -> str:
-    return digest_of((name, Path(root, name).read_bytes()) for name in sorted(names))
-
-
-def code_fingerprint(root: Path = ROOT) -> str:
-    """sha256 of the lecture's code: every src/**/*.py, path and bytes."""
-    return digest(root, [str(p.relative_to(root)) for p in Path(root, "src").rglob("*.py")])
 
 
 def build_key(root: Path = ROOT) -> str:

@@ -1,6 +1,7 @@
-"""The mutation-testing table: mutants/results.csv as Markdown, for mutants/README.md and the report.
+"""The mutation-testing table: mutants/results.csv as Markdown, for mutants/README.md and
+the report's appendix.
 
-    python -m mutants.table     # writes mutants/results.md and the marked blocks of mutants/README.md
+    python -m mutants.table     # mutants/results.md, the marked blocks of mutants/README.md
                                 # and report/templates/lecture17.md.j2 (the report's appendix)
 
 Every mutant of the catalogue gets a row, run or not; the code fingerprint each row ran on is

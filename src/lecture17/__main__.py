@@ -8,6 +8,8 @@ python -m lecture17 run 06.3 --device cuda   run one demo's jobs without Snakema
 python -m lecture17 changelog         which claim changed status, in which commit, and why
 python -m lecture17 check FILE.py     check your own numpy blocks against the lecture
                                       (--template FILE.py writes a starting file)
+python -m lecture17 recorded check    the runs recorded under report/measured/ (and record,
+                                      restore, make, widen, vouch, compute: pipeline/recorded.py)
 """
 
 import argparse
@@ -56,6 +58,7 @@ def run_jobs(demo: str, config_path: Path, device: str, root: str) -> int:
 
     from lecture17.pipeline import record
     from lecture17.pipeline.job import grid_folder, jobs, run_job
+    from lecture17.pipeline.recorded import machine_name
 
     with open(config_path, encoding="utf-8") as f:
         demos = yamlio.load(f)["demos"]
@@ -79,77 +82,6 @@ def run_jobs(demo: str, config_path: Path, device: str, root: str) -> int:
     return 0
 
 
-def record_runs(demos: list[str], config_path: Path, device: str, results: str) -> int:
-    """Copy the runs of recorded demos (07.x, 08.x) from `results` to report/measured/ with
-    their record.json (the `record` rule of `snakemake robustness`)."""
-
-    from lecture17.pipeline import fingerprint, record
-
-    with open(config_path, encoding="utf-8") as f:
-        config = yamlio.load(f)["demos"]
-
-    for demo in demos:
-        folder = record.store(demo, config[demo], device, machine_name(device), results)
-        made = fingerprint.make(demo, config[demo])
-        fingerprint.write(folder, made)
-        print(
-            f"演示 {demo} 已记录 recorded → {folder}（行为指纹 behavioural fingerprint: "
-            f"{made['judged']} 个值 values）",
-            flush=True,
-        )
-    return 0
-
-
-def restore_runs(demos: list[str], config_path: Path, results: str) -> int:
-    """`make robustness` after seeds were added: the recorded jobs back into results/, so
-    that only the new seeds run (the recordings must still hold, by hashes or behaviour)."""
-
-    from lecture17.pipeline import record
-
-    config = yamlio.load(config_path.read_text(encoding="utf-8"))["demos"]
-    for demo in demos:
-        n = record.restore(demo, config[demo], results)
-        print(f"演示 {demo}：{n} 个记录的作业放回 recorded jobs restored → {results}/{demo}/")
-    return 0
-
-
-def machine_name(device: str) -> str:
-    """What the record says the runs ran on: the GPU's name, or the CPU model."""
-    if device == "cuda":
-        import torch
-
-        return torch.cuda.get_device_name()
-    from lecture17.reporting.provenance import cpu_model
-
-    return cpu_model()
-
-
-def check_recorded(config_path: Path, root: str) -> int:
-    """Every recording under `root` against this checkout's config and code (CI runs it)."""
-
-    from lecture17.pipeline import record
-
-    demos = yamlio.load(config_path.read_text(encoding="utf-8"))["demos"]
-    folders = sorted(p for p in Path(root).glob("*") if p.is_dir() and p.name[0] != ".")
-    stale = 0
-    for folder in folders:
-        demo = folder.name
-        found = record.problems(demo, demos[demo], root) if demo in demos else ["not configured"]
-        if found:
-            stale += 1
-            device = (record.read(folder) or {}).get("device", "cuda")
-            print(f"✗ {folder}: " + "; ".join(found) + f" — {record.rerun_hint(demo, device)}")
-        elif record.vouched_by(demo, root) == "behaviour":
-            print(
-                f"✓ {folder}: 和配置一致；代码变了，行为指纹在容差之内 matches the config; "
-                "the code changed, its behavioural fingerprint stays within tolerance"
-            )
-        else:
-            print(f"✓ {folder}: 和配置、代码一致 matches the config and the code")
-    print(f"记录的运行 recorded runs: {len(folders)} 个演示 demos, {stale} 个过期 stale")
-    return 1 if stale else 0
-
-
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m lecture17", description=__doc__.splitlines()[0]
@@ -170,25 +102,11 @@ def main(argv=None) -> int:
     )
     sub.add_parser("reference", help="store this build as report/reference/ and update the README")
     sub.add_parser("readme", help="write the README's demo map from the demo registry")
-    p_check = sub.add_parser(
-        "check-recorded",
-        help="check the runs recorded under report/measured/ against config and code",
+    sub.add_parser(
+        "recorded",
+        help="the recorded runs: check, record, restore, make, widen, vouch, compute",
+        add_help=False,
     )
-    p_check.add_argument("--config", type=Path, default=Path("config/config.yaml"))
-    p_check.add_argument("--results", default="report/measured")
-    p_record = sub.add_parser(
-        "record", help="copy recorded demos' runs from results/ to report/measured/ (robustness)"
-    )
-    p_record.add_argument("demos", nargs="+")
-    p_record.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
-    p_record.add_argument("--config", type=Path, default=Path("config/config.yaml"))
-    p_record.add_argument("--results", default="results", help="folder the run CSVs are under")
-    p_restore = sub.add_parser(
-        "restore", help="copy valid recordings back to results/ (record new seeds only)"
-    )
-    p_restore.add_argument("demos", nargs="+")
-    p_restore.add_argument("--config", type=Path, default=Path("config/config.yaml"))
-    p_restore.add_argument("--results", default="results")
     p_log = sub.add_parser("changelog", help="which claim changed status, in which commit, why")
     p_log.add_argument("--since", help="only the commits after this revision")
     p_run = sub.add_parser("run", help="run one demo's jobs without Snakemake (e.g. on a GPU box)")
@@ -200,6 +118,11 @@ def main(argv=None) -> int:
         "check", help="check your own numpy blocks against the lecture (checker/cli.py)"
     )
     student_cli.add_arguments(p_student)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["recorded"]:  # its own command line (pipeline/recorded.py)
+        from lecture17.pipeline.recorded import main as recorded_main
+
+        return recorded_main(argv[1:])
     args = parser.parse_args(argv)
     if args.command == "check":
         return student_cli.main(args)
@@ -209,18 +132,14 @@ def main(argv=None) -> int:
         return changelog.main(Path("."), since=args.since)
     if args.command == "run":
         return run_jobs(args.demo, args.config, args.device, args.results)
-    if args.command == "restore":
-        return restore_runs(args.demos, args.config, args.results)
-    if args.command == "record":
-        return record_runs(args.demos, args.config, args.device, args.results)
     if args.command == "reference":
         from lecture17.reporting.reference import write_reference
 
         write_reference()
-        print("参考构建 reference build → report/reference/；docs/RESULTS.md 的“关于实验结果”已更新")
+        print(
+            "参考构建 reference build → report/reference/；docs/RESULTS.md 的“关于实验结果”已更新"
+        )
         return 0
-    if args.command == "check-recorded":
-        return check_recorded(args.config, args.results)
     if args.command == "readme":
         from lecture17.reporting.reference import write_demo_map
 

@@ -1,5 +1,5 @@
 """Runs recorded on another machine (report/measured/): used only while they are what this
-checkout's config and code compute, and `python -m lecture17 check-recorded` says which are
+checkout's config and code compute, and `python -m lecture17 recorded check` says which are
 stale and how to rerun them."""
 
 import json
@@ -57,18 +57,18 @@ def test_check_recorded_fails_on_a_stale_recording_and_says_how_to_rerun(tmp_pat
     work = copy_repository(tmp_path / "repo")
     results = work / "report/measured"
     assert lecture17(work, "run", "01.1", "--results", str(results)).returncode == 0
-    fine = lecture17(work, "check-recorded", "--results", str(results))
+    fine = lecture17(work, "recorded", "check", "--results", str(results))
     assert fine.returncode == 0 and "✓" in fine.stdout, fine.stdout + fine.stderr
     config = work / "config/config.yaml"
     config.write_text(config.read_text().replace("strength: 4 #", "strength: 5 #", 1))
-    stale = lecture17(work, "check-recorded", "--results", str(results))
+    stale = lecture17(work, "recorded", "check", "--results", str(results))
     assert stale.returncode == 1
     assert "['strength']" in stale.stdout and "python -m lecture17 run 01.1" in stale.stdout
 
 
 def test_the_committed_recordings_match_this_checkout():
     """CI: every run under report/measured/ is what this config and code compute."""
-    done = lecture17(ROOT, "check-recorded")
+    done = lecture17(ROOT, "recorded", "check")
     assert done.returncode == 0, done.stdout + done.stderr
 
 

@@ -115,7 +115,7 @@ rule record:
         device=config["device"],
         configfile=os.path.relpath(workflow.configfiles[0]),
     shell:
-        "python -m lecture17 record {wildcards.demo} --device {params.device} "
+        "python -m lecture17 recorded record {wildcards.demo} --device {params.device} "
         "--config {params.configfile:q} 2> {log}"
 
 

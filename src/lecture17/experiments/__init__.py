@@ -50,7 +50,8 @@ class Demo:
     `<out stem>.models.pt` beside their CSV, for a demo that reads them (05.1, read by 06.6).
     reads_models: the demo whose kept models this one reads, job by job (the same grid point
     and seed): its function takes them as `trained` (None: it trains them again, the same way).
-    study: a training demo too long for the default build (its jobs alone would outweigh the build's budget: 06.7, 06.8):
+    study: a training demo too long for the default build (its jobs alone would outweigh
+    the build's budget: 06.7, 06.8):
     the default build runs none of its jobs; its seeds are those of the recorded demos that
     extend it (07.9, 09.1), run by `make robustness`. Its entry holds the protocol (the
     config's settings and grid), the § its claims stand under, and `python -m lecture17 run`.

@@ -31,13 +31,13 @@ STEPS whose later part changed, or an evaluation schedule), and a change to eval
 whose effect on a STEPS-step model stays below one test sample's worth (the floor). The
 settings are compared exactly, as before (record.problems).
 
-    python -m lecture17.pipeline.fingerprint make 07.1 07.2     # write fingerprint.json
-    python -m lecture17.pipeline.fingerprint widen 07.1 --machine "Intel Xeon (AVX-512, AMX)"
-    python -m lecture17.pipeline.fingerprint vouch 07.1 --machine "AMD EPYC"  # after a refactor
-    python -m lecture17.pipeline.fingerprint compute 07.1 --spec '{…}' --out x.json  # one, raw
+    python -m lecture17 recorded make 07.1 07.2     # write fingerprint.json
+    python -m lecture17 recorded widen 07.1 --machine "Intel Xeon (AVX-512, AMX)"
+    python -m lecture17 recorded vouch 07.1 --machine "AMD EPYC"  # after a refactor
+    python -m lecture17 recorded compute 07.1 --spec '{…}' --out x.json  # one, raw
 
-Long on purpose: one mechanism (make, verify, vouch, and their command line) whose parts share
-the tolerance rule; split, the rule would be read in three places.
+Long on purpose: one mechanism (make, verify, widen) whose parts share the tolerance rule;
+split, the rule would be read in three places. Its command line is pipeline/recorded.py's.
 """
 
 import argparse
@@ -52,7 +52,7 @@ import tempfile
 from pathlib import Path
 
 from lecture17.experiments import DEMOS
-from lecture17.pipeline import yamlio
+from lecture17.pipeline.codehash import code_hashes, registry_entry
 
 FINGERPRINT = "fingerprint.json"
 STEPS = 10  # optimizer steps per training run in a fingerprint: seconds per demo
@@ -306,8 +306,6 @@ def verify(demo: str, spec: dict, folder: Path, repo: Path = Path(".")) -> list[
     """The fingerprint under `folder` re-run on the checkout at `repo` and judged ([] = same
     behaviour). A result is cached under repo/.snakemake/ for the code it was made with, so a
     build pays for it once per change of code, not once per parse of the workflow."""
-    from lecture17.pipeline.record import code_hashes, registry_entry
-
     stored = read(folder)
     if stored is None:
         return [f"{folder}/{FINGERPRINT} is missing"]
@@ -337,61 +335,16 @@ def verify(demo: str, spec: dict, folder: Path, repo: Path = Path(".")) -> list[
 
 
 def main(argv=None) -> int:
+    """`compute` only: one computation in a fresh process (run_computation); the command
+    line a person uses is `python -m lecture17 recorded` (pipeline/recorded.py)."""
     parser = argparse.ArgumentParser(prog="python -m lecture17.pipeline.fingerprint")
     sub = parser.add_subparsers(dest="command", required=True)
     p_compute = sub.add_parser("compute", help="one computation of a fingerprint, as JSON")
     p_compute.add_argument("demo")
     p_compute.add_argument("--spec", required=True, help="the demo's block of the config, JSON")
     p_compute.add_argument("--out", type=Path, required=True)
-    p_make = sub.add_parser("make", help="write report/measured/<demo>/fingerprint.json")
-    p_make.add_argument("demos", nargs="+")
-    p_make.add_argument("--config", type=Path, default=Path("config/config.yaml"))
-    p_make.add_argument("--root", default="report/measured")
-    p_widen = sub.add_parser(
-        "widen", help="add this machine's computations to report/measured/<demo>/fingerprint.json"
-    )
-    p_widen.add_argument("demos", nargs="+")
-    p_widen.add_argument("--machine", required=True, help='e.g. "Intel Xeon (AVX-512, AMX)"')
-    p_widen.add_argument("--config", type=Path, default=Path("config/config.yaml"))
-    p_widen.add_argument("--root", default="report/measured")
-    p_vouch = sub.add_parser(
-        "vouch", help="verify on this checkout and store the code state in record.json"
-    )
-    p_vouch.add_argument("demos", nargs="+")
-    p_vouch.add_argument("--machine", required=True, help='e.g. "AMD EPYC Zen 4 (AVX-512)"')
-    p_vouch.add_argument("--config", type=Path, default=Path("config/config.yaml"))
-    p_vouch.add_argument("--root", default="report/measured")
     args = parser.parse_args(argv)
-    if args.command == "compute":
-        args.out.write_text(json.dumps(compute(args.demo, json.loads(args.spec))))
-        return 0
-    config = yamlio.load(args.config.read_text(encoding="utf-8"))["demos"]
-    from lecture17.pipeline import record
-
-    if args.command == "vouch":
-        for demo in args.demos:
-            state = record.vouch(demo, config[demo], args.machine, args.root)
-            what = "代码和记录时相同 the recorded code" if state is None else state["vouched"]
-            print(f"演示 {demo}: 行为指纹在容差之内 fingerprint within tolerance ({what})")
-        return 0
-    for demo in args.demos:
-        if found := record.problems(demo, config[demo], args.root, behaviour=False):
-            raise SystemExit(f"{demo}: the recording is stale, no fingerprint made: {found}")
-        if args.command == "widen":
-            if read(Path(args.root, demo)) is None:
-                raise SystemExit(f"{demo}: no {FINGERPRINT} to widen: make one first (make)")
-            runs = {
-                name: run_computation(demo, config[demo], env) for name, env in ENVIRONMENTS.items()
-            }
-            made = widen(read(Path(args.root, demo)), config[demo], runs, args.machine)
-        else:
-            made = make(demo, config[demo])
-        path = write(Path(args.root, demo), made)
-        print(
-            f"演示 {demo}: {len(made['values'])} 个值 values, {made['judged']} 个判断 judged "
-            f"(其余在模拟的 CPU 之间是混沌的 the rest chaotic on the simulated CPUs), 最大相对差 "
-            f"largest relative spread {made['largest_relative_spread']:.2g} → {path}"
-        )
+    args.out.write_text(json.dumps(compute(args.demo, json.loads(args.spec))))
     return 0
 
 

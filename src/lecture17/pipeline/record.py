@@ -13,77 +13,36 @@ committed. Beside them, `record.json` says what they were run with:
 `registry` is the job's registry entry, so a build can tell whether the recorded runs are
 what this checkout would compute: `problems()` lists every difference (settings, a changed or
 missing file, the registry entry, a missing CSV) and the build uses the runs only when there is
-none. `python -m lecture17 check-recorded` fails on any stale recording (CI runs it).
+none. `python -m lecture17 recorded check` fails on any stale recording (CI runs it).
 
 When the code changes without changing what it computes (a refactor), the recording's
 behavioural fingerprint (pipeline/fingerprint.py) vouches for it, at the price of re-running
-the fingerprint in every fresh checkout. `python -m lecture17.pipeline.fingerprint vouch
+the fingerprint in every fresh checkout. `python -m lecture17 recorded vouch
 <demo>` runs it once and stores the verified code state in record.json's `vouched` list
 (hashes, registry entry, machine, date): a later check of the same code is then a hash match.
 The recorded `code` is never rewritten: it says what the runs were made with.
 """
 
-import hashlib
 import json
 import platform
 import shutil
 from datetime import UTC, datetime
 from pathlib import Path
 
-from lecture17.experiments import DEMOS
 from lecture17.pipeline import fingerprint
+from lecture17.pipeline.codehash import (  # noqa: F401 - the rules read them as record's
+    REGISTRY_FILE,
+    code_hashes,
+    function_code,
+    job_code,
+    part_hashes,
+    registry_entry,
+)
 from lecture17.pipeline.csvio import timing_path
-from lecture17.pipeline.deps import code_parts
 from lecture17.pipeline.job import jobs
 
 MEASURED = "report/measured"
 RECORD = "record.json"
-# read at parse time, passed to each job as its `registry` param (workflow/rules/common.smk)
-REGISTRY_FILE = "src/lecture17/experiments/__init__.py"
-
-
-def _job_parts(demo: str, root: Path) -> tuple[list[str], dict[str, str]]:
-    """deps.code_parts of a demo's job: the files it imports whole, and the lines of the
-    experiments modules it runs part of (its function's, and any helper's it imports)."""
-    module, function = DEMOS[demo].function.rsplit(".", 1)
-    return code_parts(
-        f"lecture17.experiments.{module}", function, "lecture17.pipeline.job", root=root
-    )
-
-
-def job_code(demo: str, root: Path = Path(".")) -> list[str]:
-    """The code inputs of a demo's jobs: the files they import whole, the registry file left
-    out. The experiments modules they run only part of are not among them: those lines are
-    the jobs' `code` param (function_code), so that adding or editing another demo of the
-    module, or a helper this demo does not use, reruns none of its jobs."""
-    return [path for path in _job_parts(demo, root)[0] if path != REGISTRY_FILE]
-
-
-def registry_entry(demo: str) -> str:
-    """The facts of a demo's registry entry that decide what its jobs compute and write."""
-    entry = DEMOS[demo]
-    return f"{entry.function} timings={','.join(entry.timings)}"
-
-
-def part_hashes(demo: str, root: Path = Path(".")) -> dict[str, str]:
-    """{"<path>::<names>": sha256 of those lines} for the experiments code a demo's jobs run
-    only part of: its function's module, and the modules it imports a helper from."""
-    parts = _job_parts(demo, root)[1]
-    return {key: hashlib.sha256(text.encode()).hexdigest() for key, text in parts.items()}
-
-
-def function_code(demo: str, root: Path = Path(".")) -> str:
-    """One sha256 over part_hashes: the `code` param of a demo's jobs."""
-    text = json.dumps(part_hashes(demo, root), sort_keys=True)
-    return hashlib.sha256(text.encode()).hexdigest()
-
-
-def code_hashes(demo: str, root: Path = Path(".")) -> dict[str, str]:
-    hashes = {
-        path: hashlib.sha256((Path(root) / path).read_bytes()).hexdigest()
-        for path in job_code(demo, root)
-    }
-    return {**hashes, **part_hashes(demo, root)}
 
 
 def write(

@@ -23,6 +23,7 @@ from lecture17.experiments import DEMOS
 from lecture17.reporting import ledger as ledger_mod
 from lecture17.reporting.page import exercise_words
 from lecture17.reporting.views import markdown_table
+from lecture17.reporting.words import CJK, chinese_part, study_text  # noqa: F401 - used here too
 
 LECTURE_ERROR = "lecture_error"
 LABELS = {**ledger_mod.STATUS, LECTURE_ERROR: "讲义有误 the lecture's own error"}
@@ -235,7 +236,6 @@ STUDY_LABEL = {  # the study reading's badge: the sign and the Chinese word (the
     "gpu": "需要 GPU",
     "cited": "引自论文",
 }
-CJK = re.compile(r"[\u3000-\u303f\u3400-\u9fff\uff00-\uffef]")
 RATE = re.compile(r"(\d+)/(\d+)（95%")
 
 
@@ -257,30 +257,6 @@ def study_badge(o) -> str:
     return f'<span class="badge b-{v}">{html.escape(f"{SYMBOL[v]} {STUDY_LABEL[v]}")}</span>'
 
 
-def chinese_part(claim: str) -> str:
-    """A ledger claim is "中文 English": the Chinese part, without the English tail (a tail
-    after the last CJK character that holds at least two English words). Kept whole when the
-    cut would leave a phrase hanging on a particle ("l'Afrique 的", "k = 0 时") or inside a
-    formula or a bracket ("√(d/2)", "< 120 s")."""
-    last = max((m.end() for m in CJK.finditer(claim)), default=0)
-    if not last:  # no Chinese at all: nothing to keep apart
-        return claim
-    tail = claim[last:]
-    if len(re.findall(r"[A-Za-z]{2,}", tail)) < 2:
-        return claim
-    start = re.search(r"(?<![\w⟨(√])[A-Za-z]", tail)  # "√d_model" is a formula, not English
-    if start is None:
-        return claim
-    cut = tail[: start.start()]
-    if cut.count("(") != cut.count(")") or cut.count("（") != cut.count("）"):
-        return claim
-    head = (claim[:last] + cut).rstrip(" ，,")
-    return claim if head.endswith(DANGLING) else head
-
-
-DANGLING = ("的", "时", "在", "和", "与", "对", "是", "：", "；")  # "；": a list cut short
-
-
 def seed_words(seeds: list) -> str:
     """[0, 1, 2] -> "种子 0–2"; [0, 1] -> "种子 0、1"; [0, 1, 2, 100, …, 109] -> "种子 0–2、
     100–109": runs of three or more as a range."""
@@ -295,16 +271,6 @@ def seed_words(seeds: list) -> str:
 
 
 STUDY_STAT = {"min": " 中最小", "max": " 中最大", "std": " 的标准差", "n_seeds": " 的个数"}
-GLOSS = re.compile(
-    r"(?<=[\u3400-\u9fff）]) (?:not met|[a-z][a-z\-]*(?: [a-z][a-z\-]*)*)(?=[\s（(：:，,；]|$)"
-)
-
-
-def study_text(text: str) -> str:
-    """A check's sentence in the study reading: the English gloss after each Chinese word left
-    out ("不都在 not every value in [1, 30] 之间" -> "不都在 [1, 30] 之间")."""
-    text = re.sub(r" (?:not every value in|not every|beyond|within) ", " ", text)
-    return GLOSS.sub("", text)
 
 
 def scope(o, stat_words: bool = True) -> str:

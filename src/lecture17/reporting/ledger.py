@@ -51,6 +51,7 @@ import pandas as pd
 from lecture17.pipeline import aggregate as tables_mod
 from lecture17.pipeline import yamlio
 from lecture17.reporting import checks
+from lecture17.reporting.words import CJK, chinese_part, study_text
 
 CLASSES = ("exact", "reconstructed", "echo", "precision", "seeded", "timing", "cited", "beyond")
 COUNTED = ("exact", "precision", "seeded")  # the classes a reproduction is counted in
@@ -419,10 +420,32 @@ def evaluate(entry: dict, tables: dict, settings: dict | None = None) -> Outcome
     return evaluate_protocol(entry, tables, settings)
 
 
+def robustness_table(tables: dict, recorded: list[str], where: dict | None = None):
+    """The recorded demos' tables as one (05.3's two models live in 07.6 and 07.7), restricted
+    to `where`'s labels (e.g. seq_len 16, the protocol's), whose columns are then dropped. Two
+    demos that give the same row (the same labels and quantity) are a ValueError: a claim would
+    read it twice."""
+    parts = []
+    for demo in recorded:
+        rows = tables[demo]
+        for label, value in (where or {}).items():
+            if label not in rows.columns:
+                raise ValueError(f"{demo} has no label {label!r} (its labels: {list(rows)})")
+            rows = rows[rows[label].astype(str) == str(value)].drop(columns=label)
+        parts.append(rows)
+    table = pd.concat(parts, ignore_index=True)
+    labels = [c for c in table.columns if c not in tables_mod.STAT_COLUMNS]
+    table[labels] = table[labels].fillna("")  # a label one demo has and another lacks
+    if table.duplicated(labels).any():
+        twice = table.loc[table.duplicated(labels), labels].head(1).to_dict("records")
+        raise ValueError(f"{recorded} give the same row twice, e.g. {twice}")
+    timings = [t for d in recorded for t in tables[d].attrs.get("timings", ())]
+    table.attrs = {**tables[recorded[0]].attrs, "timings": frozenset(timings)}
+    return table
+
+
 def recorded_table(tables: dict, recorded: list[str], where: dict | None = None):
     """The recorded demos' tables as one, restricted to `where`'s labels (dropped)."""
-    from lecture17.reporting.robustness import robustness_table  # robustness imports this
-
     return robustness_table(tables, recorded, where)
 
 
@@ -661,12 +684,8 @@ STUDY_NAMES = {
 def _study_word(text: str, token: str) -> str:
     """A view's label as the study reading says it: its Chinese part, no English tail, no
     table-header arrows ("起点 p ↓ 距离 k →" -> "起点 p")."""
-    from lecture17.reporting.claims import CJK, chinese_part  # claims imports this module
-
     if token in STUDY_NAMES:
         return STUDY_NAMES[token]
-    from lecture17.reporting.claims import study_text
-
     text = text.split("↓")[0].strip()
     if not CJK.search(text):
         return text

@@ -22,6 +22,7 @@ import pandas as pd
 
 from lecture17.pipeline import yamlio
 from lecture17.pipeline.csvio import write_with_timing
+from lecture17.pipeline.recorded import cpu_model
 
 PACKAGES = ["numpy", "torch", "pandas", "matplotlib", "jinja2", "markdown", "snakemake"]
 
@@ -66,16 +67,6 @@ def _version(name: str) -> str:
         return metadata.version(name)
     except metadata.PackageNotFoundError:
         return "未安装 not installed"
-
-
-def cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
 
 
 def blas_name() -> str:

@@ -15,10 +15,8 @@ cards in HTML.
 """
 
 import numpy as np
-import pandas as pd
 
 from lecture17.pipeline.aggregate import (
-    STAT_COLUMNS,
     per_seed,
     seed_table,
     select,
@@ -26,6 +24,7 @@ from lecture17.pipeline.aggregate import (
 )
 from lecture17.reporting import claims as claims_mod
 from lecture17.reporting import ledger as ledger_mod
+from lecture17.reporting.ledger import robustness_table  # noqa: F401 - its home is the ledger
 from lecture17.reporting.rates import rate_text
 from lecture17.reporting.views import markdown_table
 
@@ -44,30 +43,6 @@ def per_seed_claim(entry: dict) -> bool:
 
 def _status_text(status: str) -> str:
     return f"{claims_mod.SYMBOL[status]} {claims_mod.LABELS[status]}"
-
-
-def robustness_table(tables: dict, recorded: list[str], where: dict | None = None):
-    """The recorded demos' tables as one (05.3's two models live in 07.6 and 07.7), restricted
-    to `where`'s labels (e.g. seq_len 16, the protocol's), whose columns are then dropped. Two
-    demos that give the same row (the same labels and quantity) are a ValueError: a claim would
-    read it twice."""
-    parts = []
-    for demo in recorded:
-        rows = tables[demo]
-        for label, value in (where or {}).items():
-            if label not in rows.columns:
-                raise ValueError(f"{demo} has no label {label!r} (its labels: {list(rows)})")
-            rows = rows[rows[label].astype(str) == str(value)].drop(columns=label)
-        parts.append(rows)
-    table = pd.concat(parts, ignore_index=True)
-    labels = [c for c in table.columns if c not in STAT_COLUMNS]
-    table[labels] = table[labels].fillna("")  # a label one demo has and another lacks
-    if table.duplicated(labels).any():
-        twice = table.loc[table.duplicated(labels), labels].head(1).to_dict("records")
-        raise ValueError(f"{recorded} give the same row twice, e.g. {twice}")
-    timings = [t for d in recorded for t in tables[d].attrs.get("timings", ())]
-    table.attrs = {**tables[recorded[0]].attrs, "timings": frozenset(timings)}
-    return table
 
 
 def by_seed(
