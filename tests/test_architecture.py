@@ -23,6 +23,7 @@ from lecture17.pipeline.deps import imported_modules
 
 LECTURE = (
     "attention_numpy",
+    "_numpy_checks",
     "tiny_transformer",
     "training",
     "torch_models",

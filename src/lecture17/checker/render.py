@@ -7,6 +7,9 @@ property that fails, with the smallest input that shows it; then each claim that
 through, those with a failing property first); last, for a flagged file, the closest known
 mistake as a question in the lecture's terms, or that none matches. In Chinese, each English
 term once (its first use).
+
+Long on purpose: three renderings (terminal, JSON, HTML) of one report, which share what a
+block's row, a changed claim and the closest mistake say.
 """
 
 import html

@@ -230,6 +230,8 @@ NUMPY = f"{PACKAGE}.attention_numpy"
 def _numpy_at_block_grain(whole: set[Path], texts: dict, src: Path) -> tuple[set[Path], dict]:
     """(whole files, {attention_numpy.py: (names, lines)}): attention_numpy.py taken out of
     the whole files when only the experiments lines `texts` reach it, by name."""
+    if not _is_module(NUMPY, src):  # a package without the lecture's numpy blocks
+        return whole, {}
     path = module_path(NUMPY, src)
     if path not in whole or any(NUMPY in imported_modules(p, src) for p in whole - {path}):
         return whole, {}
