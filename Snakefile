@@ -34,7 +34,11 @@ include: "workflow/rules/report.smk"
 # a process that has imported torch and pandas once, instead of each importing them (2–3.5 s a
 # job; results byte-identical). LECTURE17_WARM=0 turns it off. Not for a GPU build: CUDA, once
 # initialised in a process, cannot be used in its forked children.
+#
+# A build told to stop stops: SIGTERM no longer waits on the scheduler's lock from the thread
+# that holds it (lecture17/pipeline/stopping.py).
 onstart:
+    stopping.graceful_sigterm(workflow.scheduler)
     if workflow.local_exec:
         workflow.scheduler.job_rate_limiter = None
     if workflow.local_exec and config["device"] == "cpu":

@@ -18,7 +18,7 @@ from lecture17.pipeline.csvio import timing_path
 from lecture17.pipeline.deps import code_inputs
 from lecture17.experiments import DEMOS, rules
 from lecture17.reporting.figures import FIGURES
-from lecture17.pipeline import record, warm
+from lecture17.pipeline import record, stopping, warm
 from lecture17.pipeline.job import check_demo, jobs
 from lecture17.scripts import apply_edits, script_edits
 
