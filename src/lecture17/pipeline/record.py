@@ -8,8 +8,9 @@ committed. Beside them, `record.json` says what they were run with:
      "registry": "beyond.gpu_step_time timings=...", "recorded": "2026-12-01T12:00:00+00:00",
      "machine": "NVIDIA H200 · Intel Xeon ...", "device": "cuda"}
 
-`code` hashes exactly the files a job of the demo imports (its code inputs) and, under
-"<module>.py::<names>", the lines of the experiments modules that it runs only part of; and
+`code` hashes exactly the files a job of the demo imports whole (its code inputs) and, under
+"<module>.py::<names>", the lines of the experiments modules it runs only part of and of the
+numpy blocks those lines reach (codehash.py); and
 `registry` is the job's registry entry, so a build can tell whether the recorded runs are
 what this checkout would compute: `problems()` lists every difference (settings, a changed or
 missing file, the registry entry, a missing CSV) and the build uses the runs only when there is
