@@ -562,3 +562,13 @@ def test_a_demo_of_a_timing_never_runs_a_students_block():
     chosen = session.analytic_demos(list(blocks.BLOCKS), config)
     assert not {d for d in chosen if DEMOS[d].alone}
     assert {"01.1", "02.2", "04.5", "13.1"} <= set(chosen)
+
+
+def test_catches_lists_the_catalogued_mistakes_a_claim_catches(capsys):
+    from lecture17.checker import cli
+
+    assert cli.catches("C015") == 0
+    out = capsys.readouterr().out
+    assert out.startswith("C015:") and "sdpa_divides_by_d_k" in out
+    cli.catches("C999")
+    assert "0 个已知错误" in capsys.readouterr().out
