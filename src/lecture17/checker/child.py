@@ -10,6 +10,7 @@ import importlib.util
 import multiprocessing
 import os
 import sys
+import time
 import traceback
 from dataclasses import dataclass
 from pathlib import Path
@@ -74,24 +75,57 @@ def _target(conn, fn, args):
         conn.close()
 
 
+class Child:
+    """fn(*args) started in a forked child; `result()` waits for it until its deadline."""
+
+    def __init__(self, fn, *args, timeout: float):
+        context = multiprocessing.get_context("fork")
+        self.receive, send = context.Pipe(duplex=False)
+        self.process = context.Process(target=_target, args=(send, fn, args), daemon=True)
+        self.process.start()
+        send.close()
+        self.timeout = timeout
+        self.deadline = time.monotonic() + timeout
+
+    def result(self):
+        """("ok", result) or ("failed", Failure); past the deadline ("failed", hang)."""
+        if self.receive.poll(max(0.0, self.deadline - time.monotonic())):
+            try:
+                status, value = self.receive.recv()
+            except EOFError:  # the child died without a word (os._exit, a segfault)
+                code = self.process.exitcode
+                status, value = "failed", Failure("crash", f"进程退出 exit code {code}")
+        else:
+            self.process.kill()
+            status, value = (
+                "failed",
+                Failure("hang", f"{self.timeout:g} 秒内没有结束 did not finish"),
+            )
+        self.process.join(5)
+        self.receive.close()
+        if status == "error":
+            raise RuntimeError(f"检查器自身出错 the checker failed: {value}")
+        return status, value
+
+
 def run(fn, *args, timeout: float):
-    """fn(*args) in a forked child: ("ok", result), ("failed", Failure) or, past `timeout`
+    """fn(*args) in a forked child: ("ok", result) or ("failed", Failure) or, past `timeout`
     seconds, ("failed", Failure("hang")); an error of the checker itself is raised."""
-    context = multiprocessing.get_context("fork")
-    receive, send = context.Pipe(duplex=False)
-    process = context.Process(target=_target, args=(send, fn, args), daemon=True)
-    process.start()
-    send.close()
-    if receive.poll(timeout):
-        try:
-            status, value = receive.recv()
-        except EOFError:  # the child died without a word (os._exit, a segfault)
-            status, value = "failed", Failure("crash", f"进程退出 exit code {process.exitcode}")
-    else:
-        process.kill()
-        status, value = "failed", Failure("hang", f"{timeout:g} 秒内没有结束 did not finish")
-    process.join(5)
-    receive.close()
-    if status == "error":
-        raise RuntimeError(f"检查器自身出错 the checker failed: {value}")
-    return status, value
+    return Child(fn, *args, timeout=timeout).result()
+
+
+def run_many(calls, timeout: float, jobs: int) -> list:
+    """[run(fn, *args)] for each (fn, args) of `calls`, at most `jobs` children at a time,
+    each with its own `timeout` from its start; results in the order of `calls`."""
+    results, running, pending = [None] * len(calls), {}, list(enumerate(calls))
+    while pending or running:
+        while pending and len(running) < max(1, jobs):
+            i, (fn, args) = pending.pop(0)
+            running[i] = Child(fn, *args, timeout=timeout)
+        done = [i for i, c in running.items() if c.receive.poll(0) or not c.process.is_alive()]
+        done += [i for i, c in running.items() if time.monotonic() > c.deadline and i not in done]
+        for i in done:
+            results[i] = running.pop(i).result()
+        if not done:
+            time.sleep(0.01)
+    return results

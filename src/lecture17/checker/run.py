@@ -7,6 +7,7 @@ load, or a block's signature is not the lecture's); 3 no block was replaced (an 
 template must not pass an autograder).
 """
 
+import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -78,8 +79,10 @@ def check(path: Path, timeout: float = 60.0, fingerprints=None, only=None) -> Re
     if report.problems:
         report.status = UNUSABLE
         return _done(report, start)
-    for name in found:
-        status, result = child.run(session.block_properties, Path(path), name, timeout=timeout)
+    calls = [(session.block_properties, (Path(path), name)) for name in found]
+    for name, (status, result) in zip(
+        found, child.run_many(calls, timeout, jobs=os.cpu_count() or 1), strict=True
+    ):
         if status == "failed":
             result = session.BlockResult(name, failure=result)
         report.blocks[name] = result
@@ -125,17 +128,13 @@ def _run_demos(report: Report, timeout: float) -> None:
     adapters = {name: [c_a for c_a in _adapters(report.blocks[name])] for name in replaced}
     session.preload(demos)
     with session.Scratch() as scratch:
-        for demo in demos:
+        calls = [
+            (session.run_demo, (report.path, demo, config[demo], scratch, adapters))
+            for demo in demos
+        ]
+        outcomes = child.run_many(calls, timeout, jobs=os.cpu_count() or 1)
+        for demo, (status, value) in zip(demos, outcomes, strict=True):
             result = session.DemoResult(demo)
-            status, value = child.run(
-                session.run_demo,
-                report.path,
-                demo,
-                config[demo],
-                scratch,
-                adapters,
-                timeout=timeout,
-            )
             if status == "failed":
                 result.failure = value
             else:
