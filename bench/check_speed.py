@@ -12,13 +12,15 @@ quoted in bench/README.md with the machine; never asserted in a test.
 """
 
 import argparse
+import functools
 import os
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
+
+from lecture17.timing import timed
 
 ROOT = Path(__file__).resolve().parents[1]
 SOFTMAX_ONLY = """import numpy as np
@@ -56,14 +58,10 @@ def wall(path: Path) -> tuple[float, int]:
         "OPENBLAS_NUM_THREADS": "1",
         "MKL_NUM_THREADS": "1",
     }
-    start = time.perf_counter()
-    done = subprocess.run(
-        [sys.executable, "-m", "lecture17", "check", str(path), "--json"],
-        capture_output=True,
-        env=env,
-        cwd=ROOT,
-    )
-    return time.perf_counter() - start, done.returncode
+    command = [sys.executable, "-m", "lecture17", "check", str(path), "--json"]
+    run = functools.partial(subprocess.run, capture_output=True, env=env, cwd=ROOT)
+    done, seconds = timed(run, command)
+    return seconds, done.returncode
 
 
 def main() -> int:

@@ -121,10 +121,13 @@ def _qkv(size):
 
 def sdpa_matches(fn, size):
     Q, K, V = _qkv(size)
-    got, want = fn(Q, K, V), ref.scaled_dot_product_attention(Q, K, V)
-    for g, w in zip(got, want, strict=True):
-        if not _close(g, w):
-            return _gap(g, w)
+    causal = np.tril(np.ones((len(Q), len(K))))
+    for mask in (None, causal):  # the scores, then the mask term of §8.1
+        got = fn(Q, K, V) if mask is None else fn(Q, K, V, mask)
+        want = ref.scaled_dot_product_attention(Q, K, V, mask)
+        for g, w in zip(got, want, strict=True):
+            if not _close(g, w):
+                return ("有 mask 时 with a mask: " if mask is not None else "") + _gap(g, w)
     return ""
 
 
@@ -194,10 +197,13 @@ def mha_matches(fn, size):
     rng = _rng(size)
     x_q, x_kv = rng.normal(0, 1, (b, n, h * d_k)), rng.normal(0, 1, (b, n + 1, h * d_k))
     params = _params(h * d_k, rng)
-    got, want = fn(x_q, x_kv, params, h), ref.multi_head_attention(x_q, x_kv, params, h)
-    for g, w in zip(got, want, strict=True):
-        if not _close(g, w):
-            return _gap(g, w)
+    causal = np.broadcast_to(np.tril(np.ones((n, n + 1))), (b, n, n + 1))  # (b, n_q, n_k)
+    for mask in (None, causal):
+        got = fn(x_q, x_kv, params, h) if mask is None else fn(x_q, x_kv, params, h, mask)
+        want = ref.multi_head_attention(x_q, x_kv, params, h, mask)
+        for g, w in zip(got, want, strict=True):
+            if not _close(g, w):
+                return ("有 mask 时 with a mask: " if mask is not None else "") + _gap(g, w)
     return ""
 
 
@@ -248,9 +254,13 @@ def pe_norm(fn, size):
 
 def pe_shift_is_linear(fn, size):
     max_len, d_model = size
-    pe = np.asarray(fn(max_len + 1, d_model))
+    if max_len < 2:  # one position: nothing to shift to
+        return ""
+    pe = np.asarray(fn(max_len, d_model))
     moved = pe[:-1] @ ref.relative_shift_matrix(1, d_model)
-    return "" if _close(moved, pe[1:]) else "PE(p + 1) 不是 PE(p) M_1: " + _gap(moved, pe[1:])
+    if _close(moved, pe[1:]):
+        return ""
+    return f"p = 0..{max_len - 2}：PE(p + 1) 不是 PE(p) M_1，" + _gap(moved, pe[1:])
 
 
 def shift_matrix_moves_pe(fn, size):
