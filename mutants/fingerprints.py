@@ -21,6 +21,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from lecture17 import attention_numpy
 from lecture17.checker import blocks
 from lecture17.checker.patch import mutate_source
 from lecture17.checker.run import check
@@ -75,15 +76,14 @@ def block_file(mutant, folder: Path) -> Path:
     tree = ast.parse(source)
     own = {*block_of(mutant).split(), mutant.function}
     lines = source.splitlines()
-    kept, others = [], []
-    for node in tree.body:
-        name = getattr(node, "name", None)
-        if isinstance(node, ast.FunctionDef) and name in own:
-            kept.append("\n".join(lines[node.lineno - 1 : node.end_lineno]))
-        elif isinstance(node, ast.FunctionDef | ast.ClassDef):
-            others.append(name)
-        elif isinstance(node, ast.Assign) and all(isinstance(t, ast.Name) for t in node.targets):
-            others += [t.id for t in node.targets if t.id != "__all__"]
+    kept = [
+        "\n".join(lines[node.lineno - 1 : node.end_lineno])
+        for node in tree.body
+        if isinstance(node, ast.FunctionDef) and node.name in own
+    ]
+    # every other name the reference's module holds, its imported input checks included
+    others = [n for n in vars(attention_numpy) if not n.startswith("__") and n not in own]
+    others = [n for n in others if n != "np"]
     header = "import numpy as np\n\nfrom lecture17.attention_numpy import (\n"
     header += "".join(f"    {n},\n" for n in others) + ")\n"
     path = folder / f"{mutant.name}_block.py"
@@ -97,6 +97,10 @@ def main() -> int:
         for mutant in student_facing():
             report = check(student_file(mutant, Path(folder)), fingerprints=[])
             alone = check(block_file(mutant, Path(folder)), fingerprints=[])
+            for variant in (report, alone):  # of the mistake, never of a file that cannot run
+                failed = [r.failure for r in variant.demos.values() if r.failure]
+                if any(f.text.startswith(("NameError", "ImportError")) for f in failed):
+                    raise SystemExit(f"{mutant.name}: {failed[0].text} in {variant.path}")
             rows.append(
                 {
                     "mutant": mutant.name,

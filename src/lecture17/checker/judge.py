@@ -32,6 +32,7 @@ import types
 from dataclasses import dataclass
 from pathlib import Path
 
+from lecture17.checker import blocks as blocks_mod
 from lecture17.checker import properties as props
 from lecture17.checker.patch import mutate_source
 from lecture17.pipeline.deps import SRC
@@ -116,7 +117,11 @@ def comparable(marks, replaced) -> frozenset:
     """A mistake's marks as a file that replaces only `replaced` could show them: properties
     of blocks the student did not write go (the claims stay)."""
     keep = set(replaced)
-    return frozenset(m for m in marks if "." not in m or m.split(".", 1)[0] in keep)
+    return frozenset(
+        m
+        for m in marks
+        if m.split(".", 1)[0] not in blocks_mod.BLOCKS or m.split(".", 1)[0] in keep
+    )
 
 
 def similarity(marks, mistake: Mistake, replaced=None) -> float:

@@ -94,6 +94,7 @@ def check(path: Path, timeout: float = 60.0, fingerprints=None, only=None) -> Re
         [c.entry["id"] for c in report.changes]
         + [p for b in report.blocks.values() for p in b.failed]
         + [f"{b.name}.{c.id}" for b in report.blocks.values() for c in unaccepted(b)]
+        + [f"demo-{d}-{r.failure.kind}" for d, r in report.demos.items() if r.failure]
     )
     if report.broken():
         report.status = BROKE
