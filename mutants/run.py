@@ -291,14 +291,20 @@ def keep_unreached(folder: Path, mutant: Mutant, runs: list[str]) -> list[str]:
     calls = traces(folder)
     if missing := [run for run in runs if run not in calls]:
         raise RuntimeError(f"the control has no trace of {len(missing)} jobs, e.g. {missing[0]}")
-    newest = max(p.stat().st_mtime for p in (folder / "results").rglob("*") if p.is_file())
-    patched = folder / mutant.file
-    os.utime(patched, (newest + 10, newest + 10))
     rerun = [run for run in runs if reaches(mutant, calls[run])]
+    keep_only(folder, mutant.file, runs, set(rerun))
+    return rerun
+
+
+def keep_only(folder: Path, edited: str, runs: list[str], rerun: set[str]) -> None:
+    """Mark `edited` newer than every file of the build, and the files of the jobs in `runs`
+    but not in `rerun` newer still: Snakemake reruns only `rerun` (and what reads them). The
+    mutants' path, and check --trained's (mutants/student.py)."""
+    newest = max(p.stat().st_mtime for p in (folder / "results").rglob("*") if p.is_file())
+    os.utime(folder / edited, (newest + 10, newest + 10))
     for run in set(runs) - set(rerun):
         for path in built_job_files(run, folder):
             os.utime(folder / path, (newest + 20, newest + 20))
-    return rerun
 
 
 def job_files(run: str) -> list[str]:

@@ -58,3 +58,60 @@ def template(filename: str = "my_blocks.py") -> str:
     return HEADER.format(name=filename) + "".join(
         f"\n\n{block_source(name)}" for name in blocks.BLOCKS
     )
+
+
+TRAINED = '''"""Lecture 17 的 PyTorch 层，自己写一遍 (your own torch layers for lecture 17).
+
+把 raise NotImplementedError 换成你的实现，然后检查：
+    python -m lecture17 check --trained {name}             # 性质（几秒）+ 训练的演示（几分钟）
+    python -m lecture17 check --trained --no-build {name}  # 只看性质
+没写的类用参考实现。mask：1/True = 可以看 (may attend)，能广播到 (b, h, n_q, n_k)。
+"""
+
+import torch
+from torch import nn
+
+
+class MultiHeadAttention(nn.Module):
+    """多头注意力 multi-head attention（讲义 §5.2）: MultiHead(Q, K, V) = Concat(head_1..h) W^O."""
+
+    def __init__(self, d_model, n_heads):
+        super().__init__()
+        raise NotImplementedError
+
+    def forward(self, query, key, value, mask=None):
+        """query (b, n_q, d_model), key/value (b, n_k, d_model) -> output (b, n_q, d_model),
+        or (output, weights (b, h, n_q, n_k))."""
+        raise NotImplementedError
+
+
+class EncoderLayer(nn.Module):
+    """编码器层 encoder layer（讲义 §7.1）: 自注意力 + FFN，各带残差和 LayerNorm（Post-LN；
+    norm_first=True 为 Pre-LN，§7.5）。"""
+
+    def __init__(self, d_model, n_heads, d_ff, norm_first=False):
+        super().__init__()
+        raise NotImplementedError
+
+    def forward(self, x, mask=None):
+        """x (b, n, d_model) -> (b, n, d_model)."""
+        raise NotImplementedError
+
+
+class DecoderLayer(nn.Module):
+    """解码器层 decoder layer（讲义 §8.2）: 带 look-ahead mask 的自注意力、对 memory 的
+    cross-attention、FFN，各带残差和 LayerNorm。"""
+
+    def __init__(self, d_model, n_heads, d_ff, norm_first=False):
+        super().__init__()
+        raise NotImplementedError
+
+    def forward(self, x, memory, self_mask=None, memory_mask=None):
+        """x (b, n_tgt, d_model), memory (b, n_src, d_model) -> (b, n_tgt, d_model)；
+        look-ahead mask 由这一层自己加 (§8.1)。"""
+        raise NotImplementedError
+'''
+
+
+def trained_template(filename: str = "my_layers.py") -> str:
+    return TRAINED.format(name=filename)

@@ -1,0 +1,338 @@
+"""`python -m lecture17 check FILE.py --trained`: a student's torch classes against the lecture.
+
+What a student class must provide (the template's second half says the same):
+
+    MultiHeadAttention(d_model, n_heads)          forward(query, key, value, mask=None)
+        -> output (b, n_q, d_model), or (output, weights (b, h, n_q, n_k))
+    EncoderLayer(d_model, n_heads, d_ff, norm_first=False)          forward(x, mask=None)
+    DecoderLayer(d_model, n_heads, d_ff, norm_first=False)
+        forward(x, memory, self_mask=None, memory_mask=None): applies the look-ahead mask itself
+
+Masks as the lecture's: 1/True = may attend, broadcastable to (b, h, n_q, n_k). A constructor
+may take `scale` too (exercise 9 builds layers without 1/sqrt(d_k)); one that does not gets
+the reference for those layers. Positions (RoPE, ALiBi), the KV cache's K, V and
+`load_from_torch` are beyond what a student writes: they run the reference (checker/adapters).
+
+Two parts:
+1. the classes' properties, weight-agnostic, at float64, in seconds (forked children, as the
+   numpy blocks'): shapes, weights that sum to 1, order-free keys, the mask kept, causality,
+   padding that changes nothing;
+2. the trained demos that reach the classes, rebuilt on the reduced protocol of `make mutants`
+   and judged against its cached control (mutants/student.py, in a subprocess: the campaign's
+   code lives beside src/, in the checkout). It prints the expected time before it starts and
+   a progress bar while it runs.
+"""
+
+import inspect
+import json
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from lecture17.checker import child
+
+SIGNATURES = {
+    "MultiHeadAttention": (("d_model", "n_heads"), ("query", "key", "value", "mask")),
+    "EncoderLayer": (("d_model", "n_heads", "d_ff"), ("x", "mask")),
+    "DecoderLayer": (("d_model", "n_heads", "d_ff"), ("x", "memory")),
+}
+SECTIONS = {"MultiHeadAttention": "§5.2", "EncoderLayer": "§7.1", "DecoderLayer": "§8.2"}
+D_MODEL, HEADS, D_FF, TOL = 8, 2, 16, 1e-9
+
+
+@dataclass
+class Property:
+    cls: str
+    name: str  # Chinese, what it checks
+    ok: bool
+    detail: str = ""
+
+
+@dataclass
+class TrainedReport:
+    path: Path
+    status: int = 0
+    load_failure: child.Failure | None = None
+    problems: dict = field(default_factory=dict)  # class -> what is wrong with its signature
+    classes: list = field(default_factory=list)
+    properties: list = field(default_factory=list)  # Property
+    failures: dict = field(default_factory=dict)  # class -> child.Failure (a crash, a hang)
+    build: dict = field(default_factory=dict)  # mutants/student.py's result
+
+
+def _positional(fn, count: int) -> bool:
+    """Whether fn takes `count` positional arguments (after self)."""
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return False
+    if any(p.kind is p.VAR_POSITIONAL for p in params):
+        return True
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    required = [p for p in positional if p.default is p.empty]
+    return len(required) <= count <= len(positional)
+
+
+def inspect_classes(path: Path) -> dict[str, str]:
+    """In a child: {class name: "" or what is wrong} for the lecture's classes the file
+    defines."""
+    from torch import nn
+
+    module = child.load_student(path)
+    found = {}
+    for name, (init_args, forward_args) in SIGNATURES.items():
+        cls = getattr(module, name, None)
+        if not isinstance(cls, type):
+            continue
+        if not issubclass(cls, nn.Module):
+            found[name] = f"{name} 要是 torch.nn.Module 的子类 must subclass nn.Module"
+        elif not _positional(cls.__init__, len(init_args) + 1):
+            found[name] = f"{name}({', '.join(init_args)}) 的构造函数 constructor 不接受这些参数"
+        elif not _positional(cls.forward, len(forward_args) + 1):
+            found[name] = f"{name}.forward({', '.join(forward_args)}) 不接受这些参数"
+        elif _not_written(cls, name):
+            continue  # the template's NotImplementedError: the reference's
+        else:
+            found[name] = ""
+    return found
+
+
+def _not_written(cls, name: str) -> bool:
+    """Whether building the class raises NotImplementedError (the template left as it is)."""
+    try:
+        _build(cls, name)
+    except NotImplementedError:
+        return True
+    except Exception:  # noqa: BLE001 - a crash is the properties' to report
+        return False
+    return False
+
+
+def _build(cls, name: str):
+    return cls(D_MODEL, HEADS) if name == "MultiHeadAttention" else cls(D_MODEL, HEADS, D_FF)
+
+
+def _close(a, b) -> bool:
+    import torch
+
+    return a.shape == b.shape and bool(torch.allclose(a, b, rtol=0, atol=TOL))
+
+
+def _out(result):
+    return result[0] if isinstance(result, tuple | list) else result
+
+
+def class_properties(path: Path, name: str) -> list[Property]:
+    """In a child: the weight-agnostic properties of one class, float64, eval mode; a crash
+    of the student's code is a Failure with its line."""
+    module = child.load_student(path)
+    try:
+        return _properties(module, name)
+    except Exception as error:  # noqa: BLE001 - the student's code, reported with its line
+        raise child.StudentError(child.where(error, path, "crash")) from None
+
+
+def _properties(module, name: str) -> list[Property]:
+    import torch
+
+    torch.manual_seed(0)
+    block = _build(getattr(module, name), name).double().eval()
+    g = torch.Generator().manual_seed(1)
+
+    def rand(*shape):
+        return torch.randn(*shape, generator=g, dtype=torch.float64)
+
+    found = []
+
+    def prop(label, ok, detail=""):
+        found.append(Property(name, label, bool(ok), detail))
+
+    with torch.no_grad():
+        if name == "MultiHeadAttention":
+            q, k, v = rand(2, 3, D_MODEL), rand(2, 5, D_MODEL), rand(2, 5, D_MODEL)
+            result = block(q, k, v, None)
+            out = _out(result)
+            prop(
+                "输出形状 (b, n_q, d_model)",
+                tuple(out.shape) == (2, 3, D_MODEL),
+                str(tuple(out.shape)),
+            )
+            if isinstance(result, tuple | list) and len(result) > 1 and result[1] is not None:
+                w = result[1]
+                ok = tuple(w.shape) == (2, HEADS, 3, 5) and _close(
+                    w.sum(-1), torch.ones(2, HEADS, 3, dtype=w.dtype)
+                )
+                prop("权重 weights 形状 (b, h, n_q, n_k)，每行和为 1", ok, str(tuple(w.shape)))
+            perm = torch.tensor([3, 0, 4, 1, 2])
+            prop(
+                "键值一起换顺序，输出不变 (keys, values permuted together)",
+                _close(_out(block(q, k[:, perm], v[:, perm], None)), out),
+            )
+            qp = torch.tensor([2, 0, 1])
+            prop(
+                "查询换顺序，输出跟着换 (queries permuted)",
+                _close(_out(block(q[:, qp], k, v, None)), out[:, qp]),
+            )
+            mask = torch.ones(2, 1, 1, 5, dtype=torch.bool)
+            mask[:, ..., 4] = False
+            k2, v2 = k.clone(), v.clone()
+            k2[:, 4], v2[:, 4] = rand(2, D_MODEL) * 5, rand(2, D_MODEL) * 5
+            a, b = _out(block(q, k, v, mask)), _out(block(q, k2, v2, mask))
+            prop("mask 为 0 的键改了，输出不变（1 = 可以看）", _close(a, b))
+        elif name == "EncoderLayer":
+            x = rand(2, 5, D_MODEL)
+            out = _out(block(x))
+            prop(
+                "输出形状 (b, n, d_model)",
+                tuple(out.shape) == (2, 5, D_MODEL),
+                str(tuple(out.shape)),
+            )
+            perm = torch.tensor([3, 0, 4, 1, 2])
+            prop(
+                "位置换顺序，输出跟着换（没有位置编码时）",
+                _close(_out(block(x[:, perm])), out[:, perm]),
+            )
+            mask = torch.ones(2, 1, 1, 5, dtype=torch.bool)
+            mask[..., 4] = False
+            x2 = x.clone()
+            x2[:, 4] = rand(2, D_MODEL) * 5
+            a, b = _out(block(x, mask)), _out(block(x2, mask))
+            prop("填充位置 padding 改了，其它位置不变", _close(a[:, :4], b[:, :4]))
+        else:
+            x, memory = rand(2, 4, D_MODEL), rand(2, 5, D_MODEL)
+            out = _out(block(x, memory))
+            prop(
+                "输出形状 (b, n_tgt, d_model)",
+                tuple(out.shape) == (2, 4, D_MODEL),
+                str(tuple(out.shape)),
+            )
+            x2 = x.clone()
+            x2[:, 3] = rand(2, D_MODEL) * 5
+            prop(
+                "因果 causal：改第 4 个位置，前 3 个不变（look-ahead mask）",
+                _close(_out(block(x2, memory))[:, :3], out[:, :3]),
+            )
+            perm = torch.tensor([3, 0, 4, 1, 2])
+            prop(
+                "memory 换顺序，输出不变（cross-attention）",
+                _close(_out(block(x, memory[:, perm])), out),
+            )
+    return found
+
+
+def check_classes(path: Path, timeout: float = 60.0) -> TrainedReport:
+    """Part 1: load, signatures, properties. status 2 unusable, 3 no class, 1 a property
+    fails or a class crashes, 0 otherwise (so far)."""
+    report = TrainedReport(Path(path))
+    status, found = child.run(inspect_classes, Path(path), timeout=timeout)
+    if status == "failed":
+        report.load_failure, report.status = found, 2
+        return report
+    report.problems = {n: p for n, p in found.items() if p}
+    report.classes = [n for n, p in found.items() if not p]
+    if report.problems:
+        report.status = 2
+        return report
+    if not report.classes:
+        report.status = 3
+        return report
+    calls = [(class_properties, (Path(path), name)) for name in report.classes]
+    for name, (status, value) in zip(
+        report.classes, child.run_many(calls, timeout, 2), strict=True
+    ):
+        if status == "failed":
+            report.failures[name] = value
+        else:
+            report.properties += value
+    if report.failures or any(not p.ok for p in report.properties):
+        report.status = 1
+    return report
+
+
+def run_build(report: TrainedReport, cores: int, root: Path) -> TrainedReport:
+    """Part 2, in a subprocess of the checkout (python -m mutants.student)."""
+    out = Path(tempfile.mkdtemp(prefix="lecture17-trained-")) / "result.json"
+    command = [sys.executable, "-m", "mutants.student", str(report.path.resolve())]
+    command += ["--json", str(out), "--cores", str(cores), "--classes", *report.classes]
+    done = subprocess.run(command, cwd=root)
+    if done.returncode != 0 or not out.is_file():
+        report.build = {"failed": True, "log": f"python -m mutants.student exit {done.returncode}"}
+    else:
+        report.build = json.loads(out.read_text(encoding="utf-8"))
+    if report.build.get("failed") or report.build.get("flips"):
+        report.status = max(report.status, 1)
+    return report
+
+
+def lines(report: TrainedReport) -> list[str]:
+    """The terminal summary, in Chinese."""
+    out = [f"检查 check --trained：{report.path}"]
+    if report.load_failure:
+        f = report.load_failure
+        return out + [f"文件载入失败 does not load（第 {f.line} 行）：{f.text}"]
+    for name, problem in report.problems.items():
+        out.append(f"✗ {name}：{problem}（讲义的签名见 --template）")
+    if report.status == 3:
+        return out + ["没有找到 MultiHeadAttention、EncoderLayer 或 DecoderLayer：没有替换任何类"]
+    for name in report.classes:
+        out.append(f"\n{SECTIONS[name]} {name}")
+        if name in report.failures:
+            f = report.failures[name]
+            out.append(f"  ✗ 运行出错 {f.kind}（第 {f.line} 行）：{f.text}")
+        for p in (p for p in report.properties if p.cls == name):
+            detail = "" if p.ok or not p.detail else f"：{p.detail}"
+            out.append(f"  {'✓' if p.ok else '✗'} {p.name}{detail}")
+    b = report.build
+    if not b:
+        return out
+    out.append("")
+    if b.get("failed"):
+        return out + [
+            "✗ 训练的演示构建失败 the trained demos' build failed:",
+            b.get("log", "")[-1500:],
+        ]
+    out.append(
+        "训练的演示 trained demos（缩短的协议 reduced protocol，200 步）："
+        f"重跑 {len(b.get('rerun', []))} 个作业，用时 {b.get('seconds', 0):.0f} s"
+        f"（预计 {b.get('estimate_s')} s）"
+    )
+    if b.get("reference"):
+        out.append(
+            f"  {len(b['reference'])} 个作业用参考实现（它们调用 load_from_torch）：数字是对照的"
+        )
+    for row in b.get("flips", []):
+        out.append(
+            f"  ✗ {row['id']} {row['section']}「{row['text'][:60]}」 讲义 {row['lecture']} · "
+            f"参考 {row['reference_value']}（{row['reference_status']}）· "
+            f"你的 {row['student_value']}（{row['student_status']}）"
+        )
+    if not b.get("flips"):
+        out.append("  ✓ 没有一条计入的结论改变 no counted claim changed")
+    if b.get("excluded_flips"):
+        words = {"blind": "对照定不了", "short": "200 步时还看不出"}
+        said = ", ".join(f"{c}（{words[k]}）" for c, k in b["excluded_flips"].items())
+        out.append(f"  不判 not judged: {said}")
+    if b.get("noise_flips"):
+        out.append(f"  换一台 CPU 也会变，不算 resampling: {', '.join(b['noise_flips'])}")
+    if b.get("cells"):
+        out.append(
+            f"  {len(b['cells'])} 个数字超出种子间的差异 beyond seed variation"
+            f"（见 {b.get('folder')}/mutants-diff.txt）"
+        )
+    return out
+
+
+def as_json(report: TrainedReport) -> str:
+    data = {
+        "file": str(report.path),
+        "status": report.status,
+        "load_failure": report.load_failure.__dict__ if report.load_failure else None,
+        "problems": report.problems,
+        "classes": report.classes,
+        "properties": [p.__dict__ for p in report.properties],
+        "failures": {n: f.__dict__ for n, f in report.failures.items()},
+        "build": report.build,
+    }
+    return json.dumps(data, ensure_ascii=False, indent=1)
