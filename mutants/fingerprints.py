@@ -57,7 +57,7 @@ def block_of(mutant) -> str:
 
 
 def _mutated(mutant) -> str:
-    source = Path("src/lecture17/attention_numpy.py").read_text(encoding="utf-8")
+    source = Path(attention_numpy.__file__).read_text(encoding="utf-8")
     return mutate_source(source, mutant.function, mutant.old, mutant.new, mutant.name)
 
 

@@ -531,6 +531,67 @@ def recorded_stage(build: Build, control_dir: Path, runs: list[str], noise: dict
     return judge(control_dir, build.folder, noise) if ok else None
 
 
+def through_check(mutant: Mutant, work: Path, cores: int, tests: str) -> dict:
+    """A mistake in a block a student writes, judged as `python -m lecture17 check` judges a
+    student's file with it (mutants/fingerprints.py's file of every block): the analytic demos
+    that reach the block, against the committed reference (deterministic on every CPU kind, so
+    no control build); then the module's tests, as for any mutant. The only demos these blocks
+    reach are analytic (the call map), so the build's path would rerun exactly these."""
+    from lecture17.checker.run import check
+    from lecture17.reporting import ledger
+    from mutants.fingerprints import student_file
+
+    folder = work / f"check-{mutant.name}"
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    start = time.monotonic()
+    report = check(student_file(mutant, folder), fingerprints=[])
+    build_s = time.monotonic() - start
+    flips = sorted(c.entry["id"] for c in report.changes if c.entry["class"] in ledger.COUNTED)
+    crashed = any(r.failure for r in report.demos.values())
+    failed, first, tests_s = None, "", 0.0
+    if tests == "all" or (tests == "uncaught" and not flips):
+        copy = work / f"tests-{mutant.name}"
+        shutil.rmtree(copy, ignore_errors=True)
+        apply(mutant, copy_repository(copy))
+        tests_start = time.monotonic()
+        failed, first = run_tests(copy, mutant, cores)
+        tests_s = time.monotonic() - tests_start
+        shutil.rmtree(copy, ignore_errors=True)
+    evidence = Evidence(
+        build_ok=not crashed,
+        ledger=bool(report.changes),
+        tests=failed,
+        identical=not report.tables_changed,
+    )
+    return {
+        "mutant": mutant.name,
+        "code": mutant.code,
+        "file": mutant.file,
+        "function": mutant.function,
+        "decision": decide(evidence),
+        "jobs_rerun": len(report.demos),
+        "stage": "check",
+        "csvs_changed": len(report.tables_changed),
+        "verdict_flips": " ".join(flips),
+        "cells_beyond": "",
+        "beyond_noise": len(report.changes),
+        "diff_exit": "",
+        "tests_failed": "" if failed is None else failed,
+        "first_failure": first,
+        "build_s": round(build_s, 1),
+        "tests_s": round(tests_s, 1),
+        "mistake": mutant.mistake,
+    }
+
+
+def checked_by_the_checker(mutants: list[Mutant]) -> set[str]:
+    """The names of the mutants that go through `check`'s path (fingerprints.student_facing)."""
+    from mutants.fingerprints import student_facing
+
+    return {m.name for m in student_facing()} & {m.name for m in mutants}
+
+
 def run_mutant(
     mutant: Mutant,
     control_dir: Path,
@@ -823,6 +884,33 @@ def append_campaign(row: dict, path: Path) -> None:
         writer.writerow({k: row.get(k, "") for k in CAMPAIGN_COLUMNS})
 
 
+def through_check_only(chosen: list[Mutant], args, began: float, began_wall: float) -> int:
+    """Every chosen mutant is in a student-facing block: no control build is needed."""
+    fingerprint, rows = code_fingerprint(ROOT), []
+    for mutant in chosen:
+        rows.append(through_check(mutant, args.work, args.cores, args.tests))
+        rows[-1]["fingerprint"] = fingerprint
+        row = rows[-1]
+        print(f"{row['mutant']}: {row['decision']}（check {row['build_s']} + {row['tests_s']} s）")
+        write_results(rows, args.results)
+    campaign = {
+        "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(began_wall)),
+        "cpu": cpu_model(),
+        "cores": args.cores,
+        "jobs": 1,
+        "recorded": "",
+        "mutants": len(chosen),
+        "control_s": "",
+        "second_control_s": "",
+        "mutants_s": round(time.monotonic() - began, 1),
+        "total_s": round(time.monotonic() - began, 1),
+        "fingerprint": fingerprint,
+        "command": "python -m mutants.run " + " ".join(m.name for m in chosen),
+    }
+    append_campaign(campaign, args.campaigns or args.results.with_name("campaigns.csv"))
+    return 0
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m mutants.run", description=__doc__)
     parser.add_argument("mutants", nargs="*", help="names from the catalogue (default: all)")
@@ -889,6 +977,9 @@ def main(argv=None) -> int:
         return 0
     if args.control and not (args.control / DONE).is_file():
         parser.error(f"{args.control}: not a finished control build (no {DONE})")
+    checked = set() if args.skip_mutants else checked_by_the_checker(chosen)
+    if checked and len(checked) == len(chosen) and not args.false_catch:
+        return through_check_only(chosen, args, began, began_wall)
     control_dir = args.control or control(args.work, args.cores, args.protocol)
     print(f"控制构建 control build: {control_dir}", flush=True)
     if args.estimate:
@@ -910,9 +1001,12 @@ def main(argv=None) -> int:
     start, rows = time.monotonic(), []
 
     def one(mutant: Mutant) -> dict:
-        row = run_mutant(
-            mutant, control_dir, args.work, cores_each, args.tests, noise, args.recorded
-        )
+        if mutant.name in checked:  # a block a student writes: the checker's path
+            row = through_check(mutant, args.work, cores_each, args.tests)
+        else:
+            row = run_mutant(
+                mutant, control_dir, args.work, cores_each, args.tests, noise, args.recorded
+            )
         if not args.keep:
             shutil.rmtree(args.work / f"mutant-{mutant.name}", ignore_errors=True)
         return row | {"fingerprint": fingerprint}

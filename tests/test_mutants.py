@@ -689,3 +689,41 @@ def test_the_readmes_count_of_the_catalogue_is_the_catalogues():
         codes.count("trained"),
         codes.count("analytic"),
     )
+
+
+# -----------------------------------------------------------------------------
+# the student-facing mistakes go through the checker's path
+
+
+def test_the_student_facing_mistakes_go_through_the_checkers_path():
+    from mutants.fingerprints import student_facing
+
+    names = run.checked_by_the_checker(CATALOGUE)
+    assert names == {m.name for m in student_facing()} and len(names) >= 19
+    assert all(m.file == NUMPY for m in CATALOGUE if m.name in names)
+
+
+def test_a_mistake_through_the_checker_is_judged_by_the_ledger(tmp_path):
+    (mutant,) = select(["sdpa_divides_by_d_k"])
+    row = run.through_check(mutant, tmp_path, 2, "none")
+    assert row["stage"] == "check" and row["decision"] == "caught-by-ledger"
+    assert {"C015", "C049"} <= set(row["verdict_flips"].split()) and row["csvs_changed"] > 0
+
+
+def test_only_student_facing_mistakes_build_no_control(tmp_path, monkeypatch):
+    def no_control(*args):
+        raise AssertionError("a control was built")
+
+    seen = []
+    monkeypatch.setattr(run, "control", no_control)
+    monkeypatch.setattr(
+        run,
+        "through_check",
+        lambda m, work, cores, tests: (
+            seen.append(m.name) or {"mutant": m.name, "decision": "x", "build_s": 1, "tests_s": 0}
+        ),
+    )
+    results = tmp_path / "results.csv"
+    argv = ["sdpa_divides_by_d_k", "--results", str(results), "--work", str(tmp_path)]
+    assert run.main(argv) == 0 and seen == ["sdpa_divides_by_d_k"]
+    assert (tmp_path / "campaigns.csv").is_file()

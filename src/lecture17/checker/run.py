@@ -35,6 +35,7 @@ class Report:
     skipped: list = field(default_factory=list)  # timing demos that reach a replaced block
     changes: list = field(default_factory=list)  # judge.Change
     kept: list = field(default_factory=list)  # judge.Change whose status is the reference's
+    tables_changed: list = field(default_factory=list)  # tables not equal to the reference's
     mistake: judge.Mistake | None = None
     score: float = 0.0
     marks: frozenset = frozenset()
@@ -148,6 +149,11 @@ def _run_demos(report: Report, timeout: float) -> None:
         tables = dict(reference.tables)
         if ran:
             tables.update(read_tables(sorted((scratch / "tables").glob("*.csv"))))
+        report.tables_changed = sorted(
+            name
+            for name, table in tables.items()
+            if name not in reference.tables or not table.equals(reference.tables[name])
+        )
         entries = ledger_mod.load_ledger(LEDGER)
         report.changes, report.kept = judge.changed_claims(
             entries, reference.tables, tables, reference.demos, ran
