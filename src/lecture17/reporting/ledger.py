@@ -123,6 +123,7 @@ ENTRY_KEYS = {
     "pair",  # the id of a claim on the same lecture sentence judged another way
     "judges",  # with `pair`: the part of the sentence this claim judges, in a few words
     "ours",  # the study reading's "ours" as words around the values: "L = 8 时 {a[0]}"
+    "predict",  # an exercise to predict before it runs: {who, lecture, opposite} (§13)
 }
 DECIDE_KEYS = {"recorded", "where"}  # (not "on": YAML 1.1 reads it as true)
 SELECTOR_KEYS = {"demo", "quantity", "where", "stat", "reduce"}
@@ -235,6 +236,12 @@ def _validate(entry: dict) -> None:
             raise ValueError(f"missing key {key!r}")
     if entry["class"] not in CLASSES:
         raise ValueError(f"class {entry['class']!r}; expected one of {CLASSES}")
+    if "predict" in entry and (
+        not isinstance(entry["predict"], dict)
+        or set(entry["predict"]) != {"who", "lecture", "opposite"}
+        or not str(entry["section"]).startswith("Ex")
+    ):
+        raise ValueError("predict must be {who, lecture, opposite}, on an exercise's claim")
     if "property" in entry and (entry["property"] is not True or entry["class"] != "beyond"):
         raise ValueError("property: true marks a beyond claim that states a property of our code")
     if entry.get("needs", NEEDS[0]) not in NEEDS:

@@ -398,6 +398,17 @@ def embed_figures(html_text: str, figure_dir: Path) -> str:
 
 
 AUDIT_BEGIN, AUDIT_END = "@@AUDIT@@", "@@/AUDIT@@"  # Report.audit() / end_audit(), HTML only
+FOLD_BEGIN, FOLD_END = "@@FOLD:%s@@", "@@/FOLD@@"  # Report.fold(summary) / end_fold()
+FOLD = re.compile(r"(?:<p>)?@@FOLD:(.+?)@@(?:</p>)?")
+
+
+def fold_blocks(html_text: str) -> str:
+    """The template's folded answers (Report.fold()) as closed <details>: a student works the
+    exercise out, then opens it; no script, and every table inside shows when opened."""
+    html_text = FOLD.sub(
+        lambda m: f'<details class="answer"><summary>{m.group(1)}</summary>', html_text
+    )
+    return html_text.replace(f"<p>{FOLD_END}</p>", "</details>").replace(FOLD_END, "</details>")
 
 
 def audit_blocks(html_text: str) -> str:
@@ -415,7 +426,8 @@ def to_html(md_text: str, figure_dir: Path, page: Path, machine_markers: tuple) 
     body = demo_names(symbols(restore_math(body, formulas)))
     body, headings = anchor_headings(body)
     body = resolve_links(body, section_targets(headings), element_ids(body))
-    body = mark_machine_dependent(wrap_tables(seed_spreads(audit_blocks(body))), *machine_markers)
+    body = wrap_tables(seed_spreads(fold_blocks(audit_blocks(body))))
+    body = mark_machine_dependent(body, *machine_markers)
     body = english_once(body)
     env = Environment(loader=FileSystemLoader(page.parent), undefined=StrictUndefined)
     text = env.get_template(page.name).render(body=body, toc=toc(headings))

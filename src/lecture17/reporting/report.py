@@ -21,6 +21,7 @@ report/templates/macros.md.j2.
 
 import argparse
 import hashlib
+import html
 import json
 import re
 import shutil
@@ -150,6 +151,66 @@ class Report:
 
     def end_audit(self) -> str:
         return f"\n{page_mod.AUDIT_END}\n" if self.html else ""
+
+    def fold(self, summary: str) -> str:
+        """Opens an answer to fold away (HTML: <details>, closed, no script; the Markdown, the
+        text diffed against the lecture, keeps everything and says nothing)."""
+        return f"\n{page_mod.FOLD_BEGIN % summary}\n" if self.html else ""
+
+    def end_fold(self) -> str:
+        return f"\n{page_mod.FOLD_END}\n" if self.html else ""
+
+    def predictions(self, section: str) -> str:
+        """An exercise's "predict, then run" (§13): per claim with `predict`, the question and
+        its two choices, the lecture's expected trend and its opposite, in a fixed order (A the
+        lecture's, B its opposite: the lecture itself states its expectation)."""
+        lines = []
+        for o in self._predicted(section):
+            p = o.entry["predict"]
+            lines.append(f"- **{p['who']}**：(A) {p['lecture']}　(B) {p['opposite']}")
+        return "\n".join(lines)
+
+    def prediction_answers(self, section: str) -> str:
+        """Per prediction, the choice our recorded runs support, from the claim's verdict; its
+        numbers when a few decide it; an undecided one says so in words (the statistics behind
+        it: the audit reading's)."""
+        lines = []
+        for o in self._predicted(section):
+            v = claims_mod.study_verdict(o)
+            choice = {"holds": "(A)", "same": "(A)", "differs": "(B)"}.get(v)
+            if choice:
+                said = f"支持 {choice}"
+            elif v == claims_mod.PARTLY:
+                said = "一半支持 (A)：只有一部分成立"
+            else:
+                said = "还定不了：记录的种子太少，(A)、(B) 都不能排除"
+            label = claims_mod.STUDY_LABEL.get(v) or claims_mod.LABELS.get(v, v)
+            few = o.ours and o.ours.count(",") < 4  # a handful of numbers, not every seed's
+            ours = f"；我们：{o.ours}" if few else ""
+            why = ""
+            if not choice and o.reason:
+                why = f"（{o.reason}）"
+                if self.html:
+                    why = f'<span class="audit">{html.escape(why)}</span>'
+            ref = claims_mod.claim_ref(o, self.html)
+            who = o.entry["predict"]["who"]
+            lines.append(f"- **{who}**：我们的运行{said}（{ref}，{label}{ours}）{why}")
+        return "\n".join(lines)
+
+    def _predicted(self, section: str) -> list:
+        return [o for o in self.outcomes if o.entry["section"] == section and "predict" in o.entry]
+
+    def legend(self) -> str:
+        """The badges a student meets, in one line: the four verdicts, and what is not counted."""
+        signs = claims_mod.SYMBOL
+        kinds = [
+            f"{signs['holds']} 成立（含数字相同、机器精度内）",
+            f"{signs[claims_mod.PARTLY]} 部分成立",
+            f"{signs['differs']} 不同（不成立）",
+            f"{signs['unresolved']} 还定不了",
+            f"{signs['echo']} 回显和 {signs['cited']} 引自论文不计入",
+        ]
+        return "**标记 Badges**：" + " · ".join(kinds) + "。"
 
     def flags(self) -> str:
         """The reading aid's flags this page uses (its claims' and those its tables' titles and
@@ -413,9 +474,10 @@ def build(args) -> tuple[str, str]:
         "MACHINE_END": MACHINE_END,
     }
     texts = []
-    for html in (False, True):
-        report = Report(tables, views, outcomes, figures, args.recorded, demos, html)
-        texts.append(render_markdown(Path(args.template), {**context, "r": report, "html": html}))
+    for html_mode in (False, True):
+        report = Report(tables, views, outcomes, figures, args.recorded, demos, html_mode)
+        context_html = {**context, "r": report, "html": html_mode}
+        texts.append(render_markdown(Path(args.template), context_html))
         built = {d for d, demo in DEMOS.items() if (demo.reads or d) in tables}
         if left_out := sorted(built - report.rendered):
             raise ValueError(
