@@ -135,3 +135,85 @@ def test_predict_is_refused_outside_an_exercise():
     entry = made_up("holds", section="§9.2").entry | {"value": {"quantity": "q"}}
     with pytest.raises(ValueError, match="predict"):
         ledger._validate(entry)
+
+
+# -----------------------------------------------------------------------------
+# each section's lesson
+
+LESSON_SECTIONS = [f"§{n}" for n in range(1, 10)] + ["§10.4"]
+COUNT_ONLY = re.compile(r"这一节的 \d+ 个(数字|计时)")
+
+
+def lesson_box(html_text: str, section: str) -> str:
+    anchor = section.lstrip("§").replace(".", "-")
+    found = re.search(rf'<div class="lesson" id="lesson-{anchor}">(.*?)</div>', html_text, re.S)
+    assert found, f"{section} has no lesson box"
+    return found.group(1)
+
+
+@pytest.mark.parametrize("section", LESSON_SECTIONS)
+def test_every_section_opens_with_its_lesson_not_a_count(page, section):
+    box = lesson_box(page["html"], section)
+    assert "这一节学到什么" in box and "讲义：「" in box and 'class="badge' in box
+    assert re.search(r"\d", box.split("我们的运行", 1)[1])  # our number, not only a verdict
+    assert not COUNT_ONLY.search(box)
+    # at the top: between the section's heading and its first subsection or table
+    start = page["html"].index(f'id="lesson-{section.lstrip("§").replace(".", "-")}"')
+    heading = page["html"].rfind("<h", 0, start)
+    assert page["html"][heading : heading + 4] in ("<h2 ", "<h3 ")
+    assert "<table" not in page["html"][heading:start]
+
+
+def test_the_count_boxes_are_the_audit_readings(page):
+    for box in re.findall(r'<p class="([^"]*reading[^"]*)">', page["html"]):
+        assert "audit" in box.split()
+
+
+def test_a_lesson_follows_the_tables_not_a_typed_number():
+    """C031 (§4) read from 02.2's table, then from the same table with its saturated share
+    halved: the box's number and verdict follow."""
+    from pathlib import Path
+
+    from lecture17.reporting import diff
+    from lecture17.reporting.report import load_lessons
+
+    root = Path(__file__).resolve().parents[2]
+    build = diff.load_build(root / "report" / "reference")
+    entries = [e for e in ledger.load_ledger(root / "report" / "ledger") if e["id"] == "C031"]
+    lessons = load_lessons(root / "report" / "lessons.yaml")
+    texts = []
+    for factor in (1.0, 0.5):
+        tables = dict(build.tables)
+        t = tables["02.2"].copy()
+        for col in ("mean", "min", "max"):
+            t[col] = t[col].astype(float) * factor
+        tables["02.2"] = t
+        outcomes = ledger.evaluate_all(entries, tables, build.demos)
+        report = Report(tables, {}, outcomes, {}, html=True)
+        report.lessons = lessons
+        texts.append(report.lesson("§4"))
+    assert texts[0] != texts[1]
+    assert "76%" in texts[0] and "38%" in texts[1]
+
+
+def test_a_lesson_names_a_claim_the_ledger_has():
+    report = Report({}, {}, [], {}, html=False)
+    report.lessons = {"§1": {"topic": "t", "point": "p", "claim": "C999"}}
+    with pytest.raises(ValueError, match="C999"):
+        report.lesson("§1")
+
+
+def test_each_lessons_point_is_the_lectures_own_words():
+    import os
+    from pathlib import Path
+
+    from lecture17.reporting.report import load_lessons
+
+    path = os.environ.get("LECTURE17_TEXT")
+    if not path:
+        pytest.skip("LECTURE17_TEXT not set: the lecture's text is not part of the clone")
+    lecture = Path(path).read_text(encoding="utf-8")
+    lessons = load_lessons(Path(__file__).resolve().parents[2] / "report" / "lessons.yaml")
+    assert set(lessons) == set(LESSON_SECTIONS)
+    for section, item in lessons.items():
+        assert item["point"] in lecture, section

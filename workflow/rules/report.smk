@@ -54,6 +54,7 @@ rule report:
         phones=expand("report/figures/phone/{name}.png", name=FIGURE_NAMES),  # found beside them
         ledger=sorted(str(p) for p in Path("report/ledger").glob("*.[py]*")),
         views=sorted(str(p) for p in Path("report/views").glob("*.yaml")),
+        lessons="report/lessons.yaml",  # each section's lesson (Report.lesson)
         template="report/templates/lecture17.md.j2",
         page="report/templates/lecture17.html.j2",  # the web page around it (CSS, contents)
         macros="report/templates/macros.md.j2",  # sentences worded from data
@@ -74,7 +75,7 @@ rule report:
         recorded=" ".join(RECORDED),  # tables from runs recorded on a GPU (report/measured/)
     shell:
         "python -m lecture17.reporting.report --tables {input.tables} --figures {input.figures} "
-        "--ledger report/ledger --views report/views --template {input.template} --page {input.page} "
+        "--ledger report/ledger --views report/views --lessons {input.lessons} --template {input.template} --page {input.page} "
         "--config {input.config} --code {input.code} --recorded {params.recorded} "
         "--out-md {output.md} --out-html {output.html} --out-config {output.config} "
         "--out-manifest {output.manifest} 2> {log}"

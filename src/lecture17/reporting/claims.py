@@ -686,7 +686,7 @@ def reading_note(outcomes, trained: bool, quoted: bool, html_mode: bool) -> tupl
             for t in (extra, timing_extra)
         ]
         return tuple(
-            f'<p class="reading"><b>{head}</b>{_audit_spans(html.escape(p))}{more[i]}</p>'
+            f'<p class="reading audit"><b>{head}</b>{_audit_spans(html.escape(p))}{more[i]}</p>'
             if p
             else ""
             for i, p in enumerate(parts)

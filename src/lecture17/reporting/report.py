@@ -103,6 +103,17 @@ def css_width(path: Path) -> int:
 # the document
 
 
+def load_lessons(path: Path) -> dict:
+    """report/lessons.yaml: {section: {topic, point, claim}}; {} when the file is absent."""
+    if not Path(path).is_file():
+        return {}
+    lessons = yamlio.load(Path(path).read_text(encoding="utf-8")) or {}
+    for section, item in lessons.items():
+        if not isinstance(item, dict) or set(item) != {"topic", "point", "claim"}:
+            raise ValueError(f"{path}: {section} must be {{topic, point, claim}}")
+    return lessons
+
+
 def machine_dependent(text: str) -> str:
     return f"{MACHINE_BEGIN}\n\n{text}\n\n{MACHINE_END}"
 
@@ -122,6 +133,7 @@ class Report:
         self.numbers = figure_numbers(figures)
         self.shown = set()
         self.rendered = set()  # the demos the template placed (build() checks none is left out)
+        self.lessons = {}  # section -> {topic, point, claim} (report/lessons.yaml)
 
     def demo(self, demo_id: str, exercises: bool = False, claims: bool = True, section=None) -> str:
         """A demo's views, figures and claims; claims about exercises wait for §13 unless asked;
@@ -151,6 +163,38 @@ class Report:
 
     def end_audit(self) -> str:
         return f"\n{page_mod.AUDIT_END}\n" if self.html else ""
+
+    def lesson(self, section: str) -> str:
+        """The box that opens a section: "what this section teaches" — the lecture's point
+        (quoted), then the deciding claim's verdict and sentence (claims.takeaway: the lecture's
+        number and ours, and the likely cause where it does not hold). Generated from the
+        claim's outcome, never typed; the section's badge counts are the audit reading's."""
+        item = self.lessons.get(section)
+        if not item:
+            return ""
+        by_id = {o.entry["id"]: o for o in self.outcomes}
+        if item["claim"] not in by_id:
+            raise ValueError(f"lessons {section}: no claim {item['claim']!r} in the ledger")
+        o = by_id[item["claim"]]
+        said = claims_mod.takeaway(o, by_id)
+        ref = claims_mod.claim_ref(o, self.html)
+        head = f"这一节学到什么：{item['topic']}"
+        if self.html:
+            badge = claims_mod.study_badge(o)
+            return (
+                f'<div class="lesson" id="lesson-{section.lstrip("§").replace(".", "-")}">'
+                f"<p><b>{html.escape(head)}</b></p>"
+                f"<p>讲义：「{html.escape(item['point'])}」</p>"
+                f"<p>我们的运行 our run：{badge} {html.escape(said)}"
+                f'<span class="audit">（{ref}）</span></p></div>'
+            )
+        badge = claims_mod.badge(o, html_mode=False)
+        lines = [
+            f"**{head}**",
+            f"讲义：「{item['point']}」",
+            f"我们的运行：{badge}。{said}（{ref}）",
+        ]
+        return "\n>\n".join(f"> {line}" for line in lines)
 
     def fold(self, summary: str) -> str:
         """Opens an answer to fold away (HTML: <details>, closed, no script; the Markdown, the
@@ -192,9 +236,10 @@ class Report:
                 why = f"（{o.reason}）"
                 if self.html:
                     why = f'<span class="audit">{html.escape(why)}</span>'
-            ref = claims_mod.claim_ref(o, self.html)
+            ref = claims_mod.claim_ref(o, self.html)  # an id: the audit reading's
+            ref = f'<span class="audit">{ref}，</span>' if self.html else f"{ref}，"
             who = o.entry["predict"]["who"]
-            lines.append(f"- **{who}**：我们的运行{said}（{ref}，{label}{ours}）{why}")
+            lines.append(f"- **{who}**：我们的运行{said}（{ref}{label}{ours}）{why}")
         return "\n".join(lines)
 
     def _predicted(self, section: str) -> list:
@@ -473,9 +518,11 @@ def build(args) -> tuple[str, str]:
         "MACHINE_BEGIN": MACHINE_BEGIN,
         "MACHINE_END": MACHINE_END,
     }
+    lessons = load_lessons(args.lessons or args.ledger.parent / "lessons.yaml")
     texts = []
     for html_mode in (False, True):
         report = Report(tables, views, outcomes, figures, args.recorded, demos, html_mode)
+        report.lessons = lessons
         context_html = {**context, "r": report, "html": html_mode}
         texts.append(render_markdown(Path(args.template), context_html))
         built = {d for d, demo in DEMOS.items() if (demo.reads or d) in tables}
@@ -517,6 +564,11 @@ def main(argv=None) -> int:
         "--page", type=Path, help="the HTML page (default: lecture17.html.j2 beside --template)"
     )
     p.add_argument("--config", type=Path, required=True)
+    p.add_argument(
+        "--lessons",
+        type=Path,
+        help="each section's lesson (default: lessons.yaml beside the ledger's folder)",
+    )
     p.add_argument("--benchmarks", type=Path, default=Path("benchmarks"))
     p.add_argument("--code", nargs="*", default=[], help="the source files the results came from")
     p.add_argument(
