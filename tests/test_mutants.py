@@ -468,6 +468,8 @@ def test_mutants_run_several_at_a_time_longest_first_each_row_kept_as_it_ends(
         return {"mutant": mutant.name, "decision": "caught-by-tests", "build_s": 1, "tests_s": 1}
 
     monkeypatch.setattr(run, "run_mutant", fake)
+    # the student-facing ones take the checker's path, with the same share of the cores
+    monkeypatch.setattr(run, "through_check", lambda m, work, cores, tests: fake(m, 0, 0, cores))
     monkeypatch.setattr(run, "code_fingerprint", lambda root: "f" * 64)
     results = tmp_path / "results.csv"
     argv = ["--control", str(control), "--work", str(tmp_path / "w"), "--results", str(results)]
