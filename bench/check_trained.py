@@ -51,6 +51,7 @@ def one(name: str, cores: int, control: Path | None) -> dict:
         "flips": " ".join(r["id"] for r in result.get("flips", [])),
         "excluded": " ".join(sorted(result.get("excluded_flips", {}))),
         "cells": len(result.get("cells", [])),
+        "failed": result.get("log", "build failed") if result.get("failed") else "",
     }
 
 
@@ -66,7 +67,7 @@ def main(argv=None) -> int:
     print("|" + "---|" * len(keys))
     for row in rows:
         print("| " + " | ".join(str(row[k]) for k in keys) + " |")
-    return 0
+    return 1 if any(row["failed"] for row in rows) else 0  # a failed build is no timing
 
 
 if __name__ == "__main__":

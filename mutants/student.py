@@ -40,6 +40,8 @@ ROOT = campaign.ROOT
 STUDENT = "src/lecture17/_student_trained.py"
 TARGET = "src/lecture17/tiny_transformer.py"
 ADAPTERS = "src/lecture17/checker/adapters.py"  # this checkout's (the control may predate it)
+# its package, a regular one: the build's dependency scan resolves lecture17.checker to it
+CHECKER_INIT = "src/lecture17/checker/__init__.py"
 INSTALL = (
     "\n\n# check --trained: the student's classes in the reference's place (a scratch copy)\n"
     "from lecture17.checker.adapters import install as _install  # noqa: E402\n\n"
@@ -77,6 +79,16 @@ def estimate_s(control_dir: Path, runs: list[str], cores: int) -> float:
     return OVERHEAD_S + cpu / max(1, cores)
 
 
+def put_in(student: Path, classes: list[str], folder: Path) -> None:
+    """The student's file, this checkout's adapters (and their package), and the install call
+    at the end of the copy's tiny_transformer."""
+    shutil.copy2(student, folder / STUDENT)
+    for path in (CHECKER_INIT, ADAPTERS):
+        shutil.copy2(ROOT / path, folder / path)
+    with open(folder / TARGET, "a", encoding="utf-8") as f:
+        f.write(INSTALL.format(classes=tuple(classes)))
+
+
 def prepare(
     student: Path, classes: list[str], control_dir: Path, folder: Path, rerun: list[str]
 ) -> campaign.Build:
@@ -84,10 +96,7 @@ def prepare(
     `rerun` marked newer than the edit (so Snakemake keeps the control's)."""
     shutil.rmtree(folder, ignore_errors=True)
     shutil.copytree(control_dir, folder, symlinks=True)
-    shutil.copy2(student, folder / STUDENT)
-    shutil.copy2(ROOT / ADAPTERS, folder / ADAPTERS)
-    with open(folder / TARGET, "a", encoding="utf-8") as f:
-        f.write(INSTALL.format(classes=tuple(classes)))
+    put_in(student, classes, folder)
     build = campaign.Build(folder, 1, trace=False)
     demos = campaign.demos_of(build)
     runs = campaign.run_csvs(demos, False) + campaign.run_csvs(demos, True)
@@ -210,11 +219,17 @@ def run(
     if not ok:
         log = (folder / "mutants-build.log").read_text(encoding="utf-8")[-3000:]
         return result | {"failed": True, "log": log, "folder": str(folder)}
+    return result | judged(control_dir, folder)
+
+
+def judged(control_dir: Path, folder: Path) -> dict:
+    """The student's build against the control, as the mutants' judge reads it: the counted
+    flips beyond the noise, less the claims the control cannot decide (excluded)."""
     verdict = campaign.judge(control_dir, folder, campaign.read_noise(control_dir))
     excluded = excluded_claims(control_dir)
     credible = [f for f in verdict.credible if not f.startswith("claim ")]
     flips = [f for f in verdict.flips if f in credible and f not in excluded]
-    result |= {
+    return {
         "flips": claim_rows(control_dir, folder, flips),
         "excluded_flips": {f: excluded[f] for f in verdict.flips if f in excluded},
         "noise_flips": [f for f in verdict.flips if f not in credible],
@@ -223,7 +238,6 @@ def run(
         "excluded": excluded,
         "folder": str(folder),
     }
-    return result
 
 
 def main(argv=None) -> int:

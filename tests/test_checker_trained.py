@@ -7,6 +7,7 @@ The trained demos' rebuild itself (minutes, and a control build of `make mutants
 
 import importlib.util
 import json
+import shutil
 import sys
 from pathlib import Path
 
@@ -187,3 +188,16 @@ def test_the_install_line_names_only_the_classes_written(tmp_path):
     line = student.INSTALL.format(classes=("EncoderLayer",))
     assert "('EncoderLayer',)" in line and "lecture17._student_trained" in line
     json.dumps(student.CLASSES)  # the CLI passes them through
+
+
+def test_the_scratch_copy_is_one_the_builds_dependency_scan_reads(tmp_path):
+    """The copy's tiny_transformer imports lecture17.checker.adapters: the build's code inputs
+    (pipeline/deps) must resolve it, from a control whose checker/ had no __init__.py too."""
+    from lecture17.pipeline import deps
+
+    ignore = shutil.ignore_patterns("__pycache__", "*.egg-info")
+    shutil.copytree(ROOT / "src", tmp_path / "src", ignore=ignore)
+    (tmp_path / student.CHECKER_INIT).unlink()
+    student.put_in(FILES / "torch_correct.py", ["MultiHeadAttention"], tmp_path)
+    files = deps.code_closure("lecture17.tiny_transformer", src=tmp_path / "src")
+    assert {tmp_path / student.ADAPTERS, tmp_path / student.CHECKER_INIT} <= files
