@@ -28,7 +28,10 @@ LAYERS = "src/lecture17/experiments/layers.py"
 POSITIONS = "src/lecture17/experiments/positional_encoding.py"
 EXERCISES = "src/lecture17/experiments/exercises.py"
 TORCH = "src/lecture17/tiny_transformer.py"
+DECODING = "src/lecture17/decoding.py"  # beam search, count_positions
+GRU = "src/lecture17/gru_seq2seq.py"  # the GRU baselines of §9.1
 TRAINING = "src/lecture17/training.py"
+TASKS = "src/lecture17/tasks.py"  # the tasks, their data and evaluation
 CODES = ("analytic", "trained")
 
 
@@ -503,6 +506,7 @@ CATALOGUE = [
         "weights = scores.softmax(dim=-1)",
         "weights = scores.softmax(dim=1)",
         "Luong attention normalised over the decoder steps instead of the source positions",
+        file=GRU,
     ),
     _torch(
         "gru_context_from_keys",
@@ -510,6 +514,7 @@ CATALOGUE = [
         "context = weights @ enc_states",
         "context = weights @ keys",
         "attention averages the projected keys W_a h_s instead of the encoder states h_s",
+        file=GRU,
     ),
     _torch(
         "lookup_scale_by_d_k",
@@ -524,6 +529,7 @@ CATALOGUE = [
         'counted["positions"] += output.shape[1]',
         'counted["positions"] += output.shape[0]',
         "positions read off axis 0, as in PyTorch's default (n, b, d) layout: the batch counted",
+        file=DECODING,
     ),
     _torch(  # a trained demo's own code (03.5): its claims are decided on the recorded 07.3
         "init_norms_over_vocabulary",
@@ -533,13 +539,14 @@ CATALOGUE = [
         "the embeddings' mean length taken along dim 0: each dimension's norm over the vocabulary",
         file=POSITIONS,
     ),
-    # --- training.py: tasks, the loop, evaluation (§4.4, §7.5, §8.4, §9) ---------------------
-    _training(
+    # --- training.py and tasks.py: the loop; the tasks, evaluation (§4.4, §7.5, §8.4, §9) ------
+    _torch(
         "teacher_forcing_unshifted",
         "reversal_batch",
         "return src, torch.cat([bos, reversed_], 1), torch.cat([reversed_, eos], 1)",
         "return src, torch.cat([reversed_, eos], 1), torch.cat([reversed_, eos], 1)",
         "teacher forcing without the shift: the decoder's input is the target itself",
+        file=TASKS,
     ),
     _training(
         "warmup_starts_at_zero",
@@ -555,12 +562,13 @@ CATALOGUE = [
         "lr * (step + 1) / warmup",
         "warmup without the min(1, ·): the learning rate keeps growing after the warmup",
     ),
-    _training(
+    _torch(
         "test_set_is_training_stream",
         "evaluation_set",
         "manual_seed(seed + TEST_SEED_OFFSET)",
         "manual_seed(seed)",
         "test set drawn from the training generator's seed: tested on the first training data",
+        file=TASKS,
     ),
 ]
 

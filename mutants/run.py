@@ -62,12 +62,15 @@ import yaml
 
 from mutants import coverage, protocol
 from mutants.catalogue import (
+    DECODING,
     EXERCISES,
+    GRU,
     LAYERS,
     NUMPY,
     POSITIONS,
     SCALING,
     SELF_ATTENTION,
+    TASKS,
     TORCH,
     TRAINING,
     Mutant,
@@ -90,7 +93,10 @@ KEYED += ("src/", "workflow/", "mutants/protocol.py", "mutants/protocol.yaml", "
 TESTS = {
     NUMPY: ["tests/test_attention_numpy.py"],
     TORCH: ["tests/test_tiny_transformer.py", "tests/test_torch_models.py"],
+    DECODING: ["tests/test_tiny_transformer.py", "tests/test_beam_search.py"],
+    GRU: ["tests/test_tiny_transformer.py"],
     TRAINING: ["tests/test_training.py"],
+    TASKS: ["tests/test_training.py"],
     SELF_ATTENTION: ["tests/experiments/test_self_attention.py"],
     SCALING: ["tests/experiments/test_scaling_multihead.py"],
     LAYERS: ["tests/experiments/test_layers.py"],
@@ -531,6 +537,19 @@ def recorded_stage(build: Build, control_dir: Path, runs: list[str], noise: dict
     return judge(control_dir, build.folder, noise) if ok else None
 
 
+def tests_on_a_copy(mutant: Mutant, work: Path, cores: int) -> tuple:
+    """The mutated module's tests on a copy of this checkout with the mutant applied:
+    (failed, first failure, seconds)."""
+    copy = work / f"tests-{mutant.name}"
+    shutil.rmtree(copy, ignore_errors=True)
+    apply(mutant, copy_repository(copy))
+    start = time.monotonic()
+    failed, first = run_tests(copy, mutant, cores)
+    seconds = time.monotonic() - start
+    shutil.rmtree(copy, ignore_errors=True)
+    return failed, first, seconds
+
+
 def through_check(mutant: Mutant, work: Path, cores: int, tests: str) -> dict:
     """A mistake in a block a student writes, judged as `python -m lecture17 check` judges a
     student's file with it (mutants/fingerprints.py's file of every block): the analytic demos
@@ -551,25 +570,14 @@ def through_check(mutant: Mutant, work: Path, cores: int, tests: str) -> dict:
     crashed = any(r.failure for r in report.demos.values())
     failed, first, tests_s = None, "", 0.0
     if tests == "all" or (tests == "uncaught" and not flips):
-        copy = work / f"tests-{mutant.name}"
-        shutil.rmtree(copy, ignore_errors=True)
-        apply(mutant, copy_repository(copy))
-        tests_start = time.monotonic()
-        failed, first = run_tests(copy, mutant, cores)
-        tests_s = time.monotonic() - tests_start
-        shutil.rmtree(copy, ignore_errors=True)
+        failed, first, tests_s = tests_on_a_copy(mutant, work, cores)
     evidence = Evidence(
         build_ok=not crashed,
         ledger=bool(report.changes),
         tests=failed,
         identical=not report.tables_changed,
     )
-    return {
-        "mutant": mutant.name,
-        "code": mutant.code,
-        "file": mutant.file,
-        "function": mutant.function,
-        "decision": decide(evidence),
+    measured = {
         "jobs_rerun": len(report.demos),
         "stage": "check",
         "csvs_changed": len(report.tables_changed),
@@ -577,12 +585,8 @@ def through_check(mutant: Mutant, work: Path, cores: int, tests: str) -> dict:
         "cells_beyond": "",  # no second control on this path: deterministic numbers only
         "beyond_noise": "",
         "diff_exit": "",
-        "tests_failed": "" if failed is None else failed,
-        "first_failure": first,
-        "build_s": round(build_s, 1),
-        "tests_s": round(tests_s, 1),
-        "mistake": mutant.mistake,
     }
+    return row_of(mutant, evidence, measured, (failed, first, tests_s), build_s)
 
 
 def checked_by_the_checker(mutants: list[Mutant]) -> set[str]:
@@ -590,6 +594,25 @@ def checked_by_the_checker(mutants: list[Mutant]) -> set[str]:
     from mutants.fingerprints import student_facing
 
     return {m.name for m in student_facing()} & {m.name for m in mutants}
+
+
+def row_of(mutant: Mutant, evidence: Evidence, measured: dict, tests: tuple, build_s: float):
+    """A results row: the mutant, the decision its evidence makes, what its stage measured
+    (jobs_rerun … diff_exit), and its tests (failed, first failure, seconds)."""
+    failed, first, tests_s = tests
+    return {
+        "mutant": mutant.name,
+        "code": mutant.code,
+        "file": mutant.file,
+        "function": mutant.function,
+        "decision": decide(evidence),
+        **measured,
+        "tests_failed": "" if failed is None else failed,
+        "first_failure": first,
+        "build_s": round(build_s, 1),
+        "tests_s": round(tests_s, 1),
+        "mistake": mutant.mistake,
+    }
 
 
 def run_mutant(
@@ -630,12 +653,7 @@ def run_mutant(
         tests=failed,
         identical=bool(verdict and not verdict.changed),
     )
-    return {
-        "mutant": mutant.name,
-        "code": mutant.code,
-        "file": mutant.file,
-        "function": mutant.function,
-        "decision": decide(evidence),
+    measured = {
         "jobs_rerun": len(lecture) + (len(recorded) if stage == "recorded" else 0),
         "stage": stage,
         "csvs_changed": len(verdict.changed) if verdict else "",
@@ -643,12 +661,9 @@ def run_mutant(
         "cells_beyond": len(verdict.cells) if verdict else "",
         "beyond_noise": len(verdict.credible) if verdict else "",
         "diff_exit": verdict.diff_exit if verdict else "",
-        "tests_failed": "" if failed is None else failed,
-        "first_failure": first,
-        "build_s": round(time.monotonic() - start - tests_s, 1),
-        "tests_s": round(tests_s, 1),
-        "mistake": mutant.mistake,
     }
+    build_s = time.monotonic() - start - tests_s
+    return row_of(mutant, evidence, measured, (failed, first, tests_s), build_s)
 
 
 NOISE = "mutants-noise.json"  # in the second control's folder: its flips and cells
@@ -911,8 +926,15 @@ def through_check_only(chosen: list[Mutant], args, began: float, began_wall: flo
     return 0
 
 
-def main(argv=None) -> int:
+def make_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m mutants.run", description=__doc__)
+    _what_to_run(parser)
+    _where(parser)
+    return parser
+
+
+def _what_to_run(parser: argparse.ArgumentParser) -> None:
+    """The options that choose the mutants, how many at a time, and which stages run."""
     parser.add_argument("mutants", nargs="*", help="names from the catalogue (default: all)")
     parser.add_argument("--cores", type=int, default=2)
     parser.add_argument(
@@ -922,7 +944,6 @@ def main(argv=None) -> int:
         help="mutants built at a time, each with cores/jobs cores (the most job CPU first): a "
         "mutant's copy, report and diff are serial work, so 2 at a time on 2 cores keep both busy",
     )
-    parser.add_argument("--work", type=Path, default=WORK, help="where the builds go")
     parser.add_argument(
         "--tests",
         choices=["all", "uncaught", "none"],
@@ -949,6 +970,11 @@ def main(argv=None) -> int:
         "--estimate", action="store_true", help="the jobs each mutant reaches, and their CPU time"
     )
     parser.add_argument("--control-only", action="store_true")
+
+
+def _where(parser: argparse.ArgumentParser) -> None:
+    """The options that name folders and files: the builds, the control, the results."""
+    parser.add_argument("--work", type=Path, default=WORK, help="where the builds go")
     parser.add_argument(
         "--control",
         type=Path,
@@ -966,6 +992,62 @@ def main(argv=None) -> int:
     parser.add_argument(
         "--protocol", type=Path, default=protocol.OVERLAY, help="the reduced protocol's overlay"
     )
+
+
+def run_all(chosen, checked, control_dir: Path, args, noise: dict, fingerprint: str) -> None:
+    """Every chosen mutant, args.jobs at a time, the most job CPU first; each row written to
+    args.results as it ends (a killed run keeps the rows it has)."""
+    cores_each = max(1, args.cores // args.jobs)
+
+    def one(mutant: Mutant) -> dict:
+        if mutant.name in checked:  # a block a student writes: the checker's path
+            row = through_check(mutant, args.work, cores_each, args.tests)
+        else:
+            row = run_mutant(
+                mutant, control_dir, args.work, cores_each, args.tests, noise, args.recorded
+            )
+        if not args.keep:
+            shutil.rmtree(args.work / f"mutant-{mutant.name}", ignore_errors=True)
+        return row | {"fingerprint": fingerprint}
+
+    rows = []
+    order = longest_first(control_dir, chosen) if args.jobs > 1 else chosen
+    with ThreadPoolExecutor(max_workers=args.jobs) as pool:  # the work is in subprocesses
+        for done in as_completed([pool.submit(one, mutant) for mutant in order]):
+            rows.append(row := done.result())
+            print(
+                f"{row['mutant']}: {row['decision']}（{row['build_s']} + {row['tests_s']} s）",
+                flush=True,
+            )
+            write_results(rows, args.results)
+
+
+def campaign_row(args, argv, mutants: int, control_dir: Path, times: tuple, fingerprint: str):
+    """campaigns.csv's row of a finished run: when, where, how long. times: the run's start
+    (monotonic, wall clock) and the mutants' start (monotonic)."""
+    began, began_wall, start = times
+    return {
+        "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(began_wall)),
+        "cpu": cpu_model(),
+        "cores": args.cores,
+        "jobs": args.jobs,
+        "recorded": args.recorded,
+        "mutants": mutants,
+        "control_s": built_seconds(control_dir, began_wall),
+        "second_control_s": built_seconds(second_of(control_dir), began_wall)
+        if args.false_catch
+        else "",
+        "mutants_s": round(time.monotonic() - start, 1),
+        "total_s": round(time.monotonic() - began, 1),
+        "fingerprint": fingerprint,
+        "command": " ".join(
+            ["python -m mutants.run", *(argv if argv is not None else sys.argv[1:])]
+        ),
+    }
+
+
+def main(argv=None) -> int:
+    parser = make_parser()
     args = parser.parse_args(argv)
     if args.jobs < 1 or args.cores < 1:
         parser.error("--jobs and --cores must be at least 1")
@@ -998,52 +1080,15 @@ def main(argv=None) -> int:
         print(f"control-2: {row['decision']}（{row['build_s']} s）", flush=True)
         write_results([row], args.results)
     noise = read_noise(control_dir)
-    start, rows = time.monotonic(), []
-
-    def one(mutant: Mutant) -> dict:
-        if mutant.name in checked:  # a block a student writes: the checker's path
-            row = through_check(mutant, args.work, cores_each, args.tests)
-        else:
-            row = run_mutant(
-                mutant, control_dir, args.work, cores_each, args.tests, noise, args.recorded
-            )
-        if not args.keep:
-            shutil.rmtree(args.work / f"mutant-{mutant.name}", ignore_errors=True)
-        return row | {"fingerprint": fingerprint}
-
-    cores_each = max(1, args.cores // args.jobs)
+    start = time.monotonic()
     chosen = [] if args.skip_mutants else chosen
-    order = longest_first(control_dir, chosen) if args.jobs > 1 else chosen
-    with ThreadPoolExecutor(max_workers=args.jobs) as pool:  # the work is in subprocesses
-        for done in as_completed([pool.submit(one, mutant) for mutant in order]):
-            rows.append(row := done.result())
-            print(
-                f"{row['mutant']}: {row['decision']}（{row['build_s']} + {row['tests_s']} s）",
-                flush=True,
-            )
-            write_results(rows, args.results)  # each row as it comes: a killed run keeps them
+    run_all(chosen, checked, control_dir, args, noise, fingerprint)
     if chosen:
         print(
             f"变异 mutants: {len(chosen)}, {args.jobs} at a time: {time.monotonic() - start:.0f} s"
         )
-    campaign = {
-        "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(began_wall)),
-        "cpu": cpu_model(),
-        "cores": args.cores,
-        "jobs": args.jobs,
-        "recorded": args.recorded,
-        "mutants": len(chosen),
-        "control_s": built_seconds(control_dir, began_wall),
-        "second_control_s": built_seconds(second_of(control_dir), began_wall)
-        if args.false_catch
-        else "",
-        "mutants_s": round(time.monotonic() - start, 1),
-        "total_s": round(time.monotonic() - began, 1),
-        "fingerprint": fingerprint,
-        "command": " ".join(
-            ["python -m mutants.run", *(argv if argv is not None else sys.argv[1:])]
-        ),
-    }
+    times = (began, began_wall, start)
+    campaign = campaign_row(args, argv, len(chosen), control_dir, times, fingerprint)
     append_campaign(campaign, args.campaigns or args.results.with_name("campaigns.csv"))
     print(f"一次运行 campaign: {campaign['total_s']:.0f} s", flush=True)
     return 0

@@ -24,8 +24,12 @@ from lecture17.pipeline.deps import imported_modules
 LECTURE = (
     "attention_numpy",
     "_numpy_checks",
+    "_torch_checks",
+    "gru_seq2seq",
     "tiny_transformer",
+    "decoding",
     "training",
+    "tasks",
     "torch_models",
     "timing",
     "train_settings",

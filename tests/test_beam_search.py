@@ -14,6 +14,7 @@ import pytest
 import torch
 from torch import nn
 
+from lecture17 import decoding
 from lecture17 import tiny_transformer as tt
 
 torch.set_num_threads(1)
@@ -45,10 +46,10 @@ KINDS = ["transformer", "gru", "gru_attention"]
 @pytest.mark.parametrize("kind", KINDS)
 def test_width_one_is_greedy(kind, seed):
     model, src = random_model(kind, seed, vocab=13), sources(seed, b=16, n=7, vocab=13)
-    tokens, scores = tt.beam_search(model, src, 1, 8, bos_id=BOS)
+    tokens, scores = decoding.beam_search(model, src, 1, 8, bos_id=BOS)
     assert torch.equal(tokens, model.greedy_decode(src, 8, bos_id=BOS))
     torch.testing.assert_close(
-        scores, tt.sequence_log_prob(model, src, tokens, bos_id=BOS), rtol=0, atol=1e-12
+        scores, decoding.sequence_log_prob(model, src, tokens, bos_id=BOS), rtol=0, atol=1e-12
     )
 
 
@@ -57,7 +58,7 @@ def brute_force(model, src, length):
     every = torch.tensor(list(itertools.product(range(VOCAB), repeat=length)))  # (V^n, n)
     best, best_score = [], []
     for row in src:
-        scores = tt.sequence_log_prob(model, row.expand(len(every), -1), every, bos_id=BOS)
+        scores = decoding.sequence_log_prob(model, row.expand(len(every), -1), every, bos_id=BOS)
         best.append(every[scores.argmax()])
         best_score.append(scores.max())
     return torch.stack(best), torch.stack(best_score)
@@ -67,7 +68,7 @@ def brute_force(model, src, length):
 @pytest.mark.parametrize("kind", KINDS)
 def test_exhaustive_beam_is_brute_force(kind, seed):
     model, src, length = random_model(kind, seed), sources(seed), 3
-    tokens, scores = tt.beam_search(model, src, VOCAB ** (length - 1), length, bos_id=BOS)
+    tokens, scores = decoding.beam_search(model, src, VOCAB ** (length - 1), length, bos_id=BOS)
     best, best_score = brute_force(model, src, length)
     assert torch.equal(tokens, best)
     torch.testing.assert_close(scores, best_score, rtol=0, atol=1e-12)
@@ -80,7 +81,7 @@ def test_the_search_matters_on_these_models():
         missed = 0
         for seed in (0, 1, 2):
             model, src = random_model(kind, seed), sources(seed)
-            greedy = tt.beam_search(model, src, 1, 3, bos_id=BOS)[0]
+            greedy = decoding.beam_search(model, src, 1, 3, bos_id=BOS)[0]
             missed += int((greedy != brute_force(model, src, 3)[0]).any(dim=1).sum())
         assert missed > 0, kind
 
@@ -89,8 +90,8 @@ def test_the_search_matters_on_these_models():
 @pytest.mark.parametrize("seed", [0, 1])
 def test_cached_beam_equals_uncached(seed, width):
     model, src = random_model("transformer", seed, vocab=13), sources(seed, b=8, n=6, vocab=13)
-    cached = tt.beam_search(model, src, width, 7, bos_id=BOS, use_cache=True)
-    uncached = tt.beam_search(model, src, width, 7, bos_id=BOS, use_cache=False)
+    cached = decoding.beam_search(model, src, width, 7, bos_id=BOS, use_cache=True)
+    uncached = decoding.beam_search(model, src, width, 7, bos_id=BOS, use_cache=False)
     assert torch.equal(cached[0], uncached[0])
     torch.testing.assert_close(cached[1], uncached[1], rtol=0, atol=1e-12)
 
@@ -98,9 +99,9 @@ def test_cached_beam_equals_uncached(seed, width):
 def test_scores_never_fall_as_the_beam_becomes_exhaustive():
     """A beam as wide as the space is an upper bound for every width (not monotone between)."""
     model, src = random_model("transformer", 3), sources(3, b=32)
-    top = tt.beam_search(model, src, VOCAB**2, 3, bos_id=BOS)[1]
+    top = decoding.beam_search(model, src, VOCAB**2, 3, bos_id=BOS)[1]
     for width in (1, 2, 3, 4, 8):
-        assert (tt.beam_search(model, src, width, 3, bos_id=BOS)[1] <= top + 1e-12).all()
+        assert (decoding.beam_search(model, src, width, 3, bos_id=BOS)[1] <= top + 1e-12).all()
 
 
 class TreeModel(tt.GRUSeq2Seq):
@@ -142,8 +143,8 @@ class TreeModel(tt.GRUSeq2Seq):
 
 def test_a_wider_beam_can_score_lower():
     model, src = TreeModel(), torch.zeros(1, 1, dtype=torch.long)
-    greedy = tt.beam_search(model, src, 1, 3, bos_id=BOS)
-    wide = tt.beam_search(model, src, 2, 3, bos_id=BOS)
+    greedy = decoding.beam_search(model, src, 1, 3, bos_id=BOS)
+    wide = decoding.beam_search(model, src, 2, 3, bos_id=BOS)
     assert greedy[0].tolist() == [[0, 0, 0]]
     assert math.isclose(greedy[1].exp().item(), 0.40 / 3, rel_tol=1e-12)
     assert wide[0][0, :2].tolist() in ([1, 0], [1, 1])
@@ -154,6 +155,6 @@ def test_a_wider_beam_can_score_lower():
 def test_bad_width_and_model_are_refused():
     model, src = random_model("gru", 0), sources(0)
     with pytest.raises(ValueError, match="width"):
-        tt.beam_search(model, src, 0, 3)
+        decoding.beam_search(model, src, 0, 3)
     with pytest.raises(TypeError, match="Transformer or a GRUSeq2Seq"):
-        tt.beam_search(nn.Linear(2, 2), src, 2, 3)
+        decoding.beam_search(nn.Linear(2, 2), src, 2, 3)

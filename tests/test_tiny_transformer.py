@@ -16,6 +16,7 @@ from conftest import ATOL, ATOL_FLOAT32, requires_cuda
 from torch import nn
 
 from lecture17 import attention_numpy as an
+from lecture17 import decoding
 from lecture17 import tiny_transformer as tt
 from lecture17.training import (
     BOS,
@@ -794,7 +795,7 @@ def test_positions_computed_sum_t_without_cache_and_t_with_it(norm_first, length
     counts = {}
     for use_cache in (False, True):
         with torch.no_grad(), contextlib.ExitStack() as stack:
-            counted = [stack.enter_context(tt.count_positions(m)) for m in modules]
+            counted = [stack.enter_context(decoding.count_positions(m)) for m in modules]
             model.greedy_decode(src, length, bos_id=BOS, use_cache=use_cache)
         counts[use_cache] = {c["positions"] for c in counted}
     assert counts == {False: {length * (length + 1) // 2}, True: {length}}
@@ -939,8 +940,8 @@ def test_positions_in_the_scores_have_no_table_and_no_length_limit(pe):
 def test_beam_search_with_positions_in_the_scores_cached_equals_uncached(pe):
     model = random_model(1, True, pe=pe)
     src = random_source(2, b=4, n=6)
-    cached = tt.beam_search(model, src, 3, 8, bos_id=BOS, use_cache=True)
-    uncached = tt.beam_search(model, src, 3, 8, bos_id=BOS, use_cache=False)
+    cached = decoding.beam_search(model, src, 3, 8, bos_id=BOS, use_cache=True)
+    uncached = decoding.beam_search(model, src, 3, 8, bos_id=BOS, use_cache=False)
     assert torch.equal(cached[0], uncached[0])
     torch.testing.assert_close(cached[1], uncached[1], rtol=0, atol=1e-12)
 

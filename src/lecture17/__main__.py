@@ -82,7 +82,8 @@ def run_jobs(demo: str, config_path: Path, device: str, root: str) -> int:
     return 0
 
 
-def main(argv=None) -> int:
+def make_parser() -> argparse.ArgumentParser:
+    """The command line: one subcommand per thing a reader does."""
     parser = argparse.ArgumentParser(
         prog="python -m lecture17", description=__doc__.splitlines()[0]
     )
@@ -118,12 +119,16 @@ def main(argv=None) -> int:
         "check", help="check your own numpy blocks against the lecture (checker/cli.py)"
     )
     student_cli.add_arguments(p_student)
+    return parser
+
+
+def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["recorded"]:  # its own command line (pipeline/recorded.py)
         from lecture17.pipeline.recorded import main as recorded_main
 
         return recorded_main(argv[1:])
-    args = parser.parse_args(argv)
+    args = make_parser().parse_args(argv)
     if args.command == "check":
         return student_cli.main(args)
     if args.command == "changelog":

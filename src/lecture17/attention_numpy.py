@@ -135,6 +135,8 @@ def softmax(x, axis=-1, *, out=None):
 # --- §3 scaled dot-product attention (§3.1; the scale, §4.2; the mask term, §8.1) ---
 
 
+# Long on purpose: 14 lines of code under the docstring a student reads first (shapes, the
+# mask's convention and broadcasting, the scale and bias options, the -1e9 in float64).
 def scaled_dot_product_attention(Q, K, V, mask=None, *, scale=True, bias=None):
     """Attention(Q, K, V) = softmax(Q K^T / sqrt(d_k) + (1 - mask) * -1e9) V (§3.1, §8.1).
 
@@ -232,6 +234,8 @@ def combine_heads(x):
     return x.transpose(0, 2, 1, 3).reshape(b, n, h * d_k)  # (b, n, h * d_k)
 
 
+# Long on purpose: 18 lines of code under its docstring (shapes of every parameter, the
+# head split, the positions option); the lecture's §5.2 in one function, as the lecture writes it.
 def multi_head_attention(x_q, x_kv, params, n_heads, mask=None, *, positions=None):
     """Multi-head attention: project, split into heads, attend, concatenate, project (§5.2).
 
@@ -682,6 +686,8 @@ def _attend_query_block(q, K, V, mask, block_size, batch, dtype):
     return acc / l  # (..., b_q, d_v): the softmax's division, once per row at the end
 
 
+# Long on purpose: 15 lines of code under its docstring, which derives the online softmax
+# (§10.4) the loop computes; split, the derivation and the loop would part.
 def tiled_attention(Q, K, V, mask=None, block_size=64, *, scale=True):
     """The output of :func:`scaled_dot_product_attention`, computed tile by tile (§10.4).
 

@@ -1,16 +1,13 @@
-"""A small Transformer from scratch in PyTorch, the GRU seq2seq baselines of §9, and §4.4's
-one-layer look-up model (LookupAttention, demo 02.3).
+"""A small Transformer from scratch in PyTorch, and §4.4's one-layer look-up model
+(LookupAttention, demo 02.3). The GRU seq2seq baselines of §9 are in gru_seq2seq.py (their
+class importable from here too); build_model builds any of the three models.
 
 References:
 1) Vaswani et al., "Attention Is All You Need", NeurIPS 2017 — scaled dot-product and
    multi-head attention, sinusoidal positional encoding, the encoder-decoder (§3–§8).
 2) Xiong et al., "On Layer Normalization in the Transformer Architecture", ICML 2020 —
    Post-LN vs Pre-LN (§7.5).
-3) Luong, Pham & Manning, "Effective Approaches to Attention-based Neural Machine
-   Translation", EMNLP 2015 — the "general" score and the attentional hidden state (§9.1).
-4) Cho et al., "Learning Phrase Representations using RNN Encoder-Decoder for Statistical
-   Machine Translation", EMNLP 2014 — the GRU encoder-decoder (§9.1).
-5) Su et al., "RoFormer: Enhanced Transformer with Rotary Position Embedding", 2021, and
+3) Su et al., "RoFormer: Enhanced Transformer with Rotary Position Embedding", 2021, and
    Press, Smith & Lewis, "Train Short, Test Long: Attention with Linear Biases Enables Input
    Length Extrapolation", ICLR 2022 — RoPE and ALiBi (§6.5 names them; pe="rope" / "alibi").
 
@@ -46,14 +43,16 @@ The lecture's main line comes first, in its order: §5 attention, §6 embedding 
 encoding, §7 encoder layer, §8 decoder layer, §8.5/§9 the models. Then, beyond it, greedy
 decoding with a KV cache (§8.4 names it): Transformer.greedy_decode(use_cache=True) keeps each
 decoder layer's keys and values (KVCache) and every step computes only the newest position.
-The cache's section holds KVCache and count_positions; the few methods the cache needs on the
-lecture's classes (MultiHeadAttention's *_step, DecoderLayer.step, Decoder.step) stay on
-them, each in a block marked "beyond the main line (§8.4)", after the class's lecture part.
-Last, the input checks and helpers.
+The cache's section holds KVCache and the attention steps it needs; the few methods the cache
+needs on the lecture's classes (DecoderLayer.step, Decoder.step) stay on them, each in a block
+marked "beyond the main line (§8.4)", after the class's lecture part. Last, the input checks
+and helpers (the token checks shared with the GRU: _torch_checks.py). Beam search and the
+positions counter live in lecture17/decoding.py, above this module: they use only the models'
+public interface.
 
 Long on purpose: the lecture's whole PyTorch model in one file, read top to bottom in the
-lecture's order (nanoGPT's model.py habit); what goes beyond the main line (KV cache, beam
-search) and the input checks are marked sections after it.
+lecture's order (nanoGPT's model.py habit); what goes beyond the main line (the KV cache) and
+the input checks are marked sections after it.
 """
 
 import math
@@ -63,6 +62,9 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 from torch import nn
+
+from lecture17._torch_checks import check_decoding, check_tokens
+from lecture17.gru_seq2seq import GRUSeq2Seq
 
 # §6.2, §6.5, §6.6's ablation; then, beyond the lecture (§6.5 names them), two schemes that put
 # positions into every attention block's scores instead of adding a vector to the input
@@ -692,135 +694,7 @@ class EncoderClassifier(nn.Module):
 
 
 # -----------------------------------------------------------------------------
-# §9.1 the GRU seq2seq baselines, and the factory the experiments loop over
-
-
-class GRUSeq2Seq(nn.Module):
-    """GRU encoder-decoder (Cho 2014), optionally with Luong's attention (§9.1, §9.6).
-
-    The encoder is a unidirectional single-layer GRU; its last state starts the decoder GRU.
-    With attention=True, a Luong score of the decoder state h_t and each encoder state h_s,
-    the context c_t = sum_s a_ts h_s, and the attentional state h~_t = tanh(W_c [c_t; h_t])
-    feed the output layer. Luong et al. (2015) give several equally literal readings of
-    "Luong 的写法", all built here:
-    - score="general": h_t^T W_a h_s (the default); score="dot": h_t^T h_s (no W_a).
-    - input_feeding=False (the default): the decoder GRU runs over the whole target in one
-      nn.GRU call during training, and step by step in greedy_decode. input_feeding=True
-      (Luong §3.3): each step's input is [embedding of y_{t-1}; h~_{t-1}] (h~_0 = 0), so
-      training, too, runs one step at a time.
-    """
-
-    SCORES = ("general", "dot")
-
-    def __init__(
-        self,
-        src_vocab,
-        tgt_vocab,
-        *,
-        emb_dim=64,
-        hidden=128,
-        attention=False,
-        score="general",
-        input_feeding=False,
-    ):
-        super().__init__()
-        if score not in self.SCORES:
-            raise ValueError(f"unknown score {score!r}; expected one of {self.SCORES}")
-        if not attention and (score != "general" or input_feeding):
-            raise ValueError("score and input_feeding are readings of attention: attention=True")
-        self.src_embed = nn.Embedding(src_vocab, emb_dim)
-        self.tgt_embed = nn.Embedding(tgt_vocab, emb_dim)
-        self.encoder = nn.GRU(emb_dim, hidden, batch_first=True)
-        # input feeding: the previous attentional state h~_{t-1} joins each step's input
-        self.decoder = nn.GRU(emb_dim + hidden * input_feeding, hidden, batch_first=True)
-        self.attention, self.score_kind, self.input_feeding = attention, score, input_feeding
-        if attention:
-            if score == "general":
-                self.score = nn.Linear(hidden, hidden, bias=False)  # W_a of the "general" score
-            self.combine = nn.Linear(2 * hidden, hidden)  # W_c
-        self.out = nn.Linear(hidden, tgt_vocab)
-
-    def encode(self, src):
-        states, last = self.encoder(self.src_embed(src))  # (b, n_src, hidden), (1, b, hidden)
-        keys = None
-        if self.attention:  # W_a h_s ("general") or h_s itself ("dot"), once per source
-            keys = self.score(states) if self.score_kind == "general" else states
-        return states, keys, last
-
-    def attend(self, dec_states, enc_states, keys):
-        """Decoder states (b, n_tgt, hidden) -> attentional states h~ (b, n_tgt, hidden) and
-        the attention weights (b, n_tgt, n_src)."""
-        scores = dec_states @ keys.transpose(1, 2)  # (b, n_tgt, n_src)
-        weights = scores.softmax(dim=-1)  # (b, n_tgt, n_src)
-        context = weights @ enc_states  # (b, n_tgt, hidden)
-        return torch.tanh(self.combine(torch.cat([context, dec_states], dim=-1))), weights
-
-    def readout(self, dec_states, enc_states, keys):
-        """Decoder states (b, n_tgt, hidden) -> logits (b, n_tgt, tgt_vocab), attention weights."""
-        if not self.attention:
-            return self.out(dec_states), None
-        attended, weights = self.attend(dec_states, enc_states, keys)
-        return self.out(attended), weights  # (b, n_tgt, tgt_vocab)
-
-    def fed_steps(self, tgt_in, enc_states, keys, state):
-        """Input feeding (Luong §3.3), one step at a time over tgt_in (b, n_tgt), teacher forced
-        -> logits (b, n_tgt, tgt_vocab), weights (b, n_tgt, n_src)."""
-        attended = enc_states.new_zeros(enc_states.shape[0], 1, enc_states.shape[2])  # h~_0
-        logits, weights = [], []
-        for t in range(tgt_in.shape[1]):
-            step_in = torch.cat([self.tgt_embed(tgt_in[:, t : t + 1]), attended], dim=-1)
-            dec_state, state = self.decoder(step_in, state)  # (b, 1, hidden)
-            attended, w = self.attend(dec_state, enc_states, keys)
-            logits.append(self.out(attended))
-            weights.append(w)
-        return torch.cat(logits, dim=1), torch.cat(weights, dim=1)
-
-    def forward(self, src, tgt_in):
-        """src (b, n_src), tgt_in (b, n_tgt) -> logits (b, n_tgt, tgt_vocab) (teacher forcing)."""
-        check_tokens(src=src, tgt_in=tgt_in)
-        enc_states, keys, last = self.encode(src)
-        if self.input_feeding:
-            return self.fed_steps(tgt_in, enc_states, keys, last)[0]
-        dec_states, _ = self.decoder(self.tgt_embed(tgt_in), last)  # (b, n_tgt, hidden)
-        return self.readout(dec_states, enc_states, keys)[0]
-
-    def attention_weights(self, src, tgt_in) -> dict[str, torch.Tensor]:
-        """{"cross_attn": (b, n_tgt, n_src)} for the attention model, {} without attention."""
-        check_tokens(src=src, tgt_in=tgt_in)
-        if not self.attention:
-            return {}
-        with torch.no_grad():
-            enc_states, keys, last = self.encode(src)
-            if self.input_feeding:
-                return {"cross_attn": self.fed_steps(tgt_in, enc_states, keys, last)[1]}
-            dec_states, _ = self.decoder(self.tgt_embed(tgt_in), last)
-            return {"cross_attn": self.readout(dec_states, enc_states, keys)[1]}
-
-    @torch.no_grad()
-    def greedy_decode(self, src, max_len, bos_id=1):
-        """Greedy decoding from BOS, one GRU step at a time -> (b, max_len) tokens."""
-        check_tokens(src=src)
-        enc_states, keys, state = self.encode(src)
-        token = src.new_full((src.shape[0], 1), bos_id)  # (b, 1)
-        attended = enc_states.new_zeros(enc_states.shape[0], 1, enc_states.shape[2])  # h~_0
-        tokens = []
-        for _ in range(max_len):
-            logits, state, attended = self.decode_step(token, state, attended, enc_states, keys)
-            token = logits.argmax(-1)  # (b, 1)
-            tokens.append(token)
-        return torch.cat(tokens, dim=1)  # (b, max_len)
-
-    def decode_step(self, token, state, attended, enc_states, keys):
-        """One decoding step: token (b, 1), GRU state (1, b, hidden), h~_{t-1} (b, 1, hidden)
-        -> logits (b, 1, tgt_vocab), the new state and h~_t (greedy_decode, beam_search)."""
-        step_in = self.tgt_embed(token)  # (b, 1, emb_dim)
-        if self.input_feeding:
-            step_in = torch.cat([step_in, attended], dim=-1)
-        dec_state, state = self.decoder(step_in, state)  # (b, 1, hidden)
-        if self.input_feeding:
-            attended = self.attend(dec_state, enc_states, keys)[0]
-            return self.out(attended), state, attended
-        return self.readout(dec_state, enc_states, keys)[0], state, attended  # (b, 1, tgt_vocab)
+# §9.1 the factory the experiments loop over (the GRU seq2seq baselines: gru_seq2seq.py)
 
 
 def build_model(kind: str, *, src_vocab: int, tgt_vocab: int, **sizes) -> nn.Module:
@@ -930,126 +804,6 @@ def _read(attn: MultiHeadAttention, q, k, v, position=0):
     return attn.out_proj(combine_heads(context))  # (b, 1, d_model)
 
 
-@contextmanager
-def count_positions(module: nn.Module):
-    """Count the positions that come out of `module` while the block runs (§8.4).
-
-    A forward hook adds the length n of every (b, n, ...) output; the batch shares the count.
-    E.g. on model.decoder.norm, which both decoding paths end with:
-        with count_positions(model.decoder.norm) as counted:
-            model.greedy_decode(src, 8)
-        counted["positions"]  # 36 = 1 + 2 + ... + 8; 8 with use_cache=True
-    """
-    counted = {"positions": 0}
-
-    def hook(_module, _inputs, output):
-        counted["positions"] += output.shape[1]
-
-    handle = module.register_forward_hook(hook)
-    try:
-        yield counted
-    finally:
-        handle.remove()
-
-
-# -----------------------------------------------------------------------------
-# beyond the lecture's main line: beam search (§8.4 "或用第 16 讲的 beam search")
-
-
-@torch.no_grad()
-def beam_search(model, src, width: int, max_len: int, bos_id: int = 1, use_cache: bool = True):
-    """Beam search for every model here: src (b, n_src) -> tokens (b, max_len), scores (b,).
-
-    Each source keeps `width` prefixes (beams); a step extends every beam by every token and
-    keeps the `width` highest sums of log-probabilities. Like greedy_decode there is no early
-    stop at EOS: every hypothesis has max_len tokens (the reversal task's known length L + 1),
-    so the sums compare like with like and need no length penalty. scores: the returned
-    sequence's sum of log-probabilities. width=1 is greedy decoding; a beam as wide as the
-    search space (vocab ** (max_len - 1)) is exhaustive. A wider beam is not guaranteed a
-    higher score: it may drop the prefix a narrower one would have completed best.
-    use_cache (Transformer only): each decoder layer keeps its K, V (KVCache), reordered with
-    the beams; without it every step runs the whole prefix again. Same tokens either way.
-    """
-    check_tokens(src=src)
-    if not isinstance(width, int) or width < 1:
-        raise ValueError(f"width must be a positive integer, got {width!r}")
-    if isinstance(model, Transformer):
-        check_decoding(src, max_len, model.decoder.embed)
-        beams = _TransformerBeams(model, src, width, use_cache)
-    elif isinstance(model, GRUSeq2Seq):
-        beams = _GRUBeams(model, src, width)
-    else:
-        raise TypeError(f"beam_search needs a Transformer or a GRUSeq2Seq, got {type(model)}")
-    b, k = src.shape[0], width
-    tokens = src.new_full((b * k, 1), bos_id)  # (b*k, 1): beam j of source i is row i*k + j
-    dtype = next(model.parameters()).dtype  # float64 models score in float64
-    scores = torch.full((b, k), -math.inf, dtype=dtype, device=src.device)
-    scores[:, 0] = 0.0  # one live beam at the start (the others would only repeat it)
-    rows = torch.arange(b, device=src.device)[:, None] * k  # (b, 1)
-    for t in range(max_len):
-        log_probs = beams.step(tokens, t)  # (b*k, vocab)
-        vocab = log_probs.shape[-1]
-        candidates = scores[:, :, None] + log_probs.view(b, k, vocab)  # (b, k, vocab)
-        scores, flat = candidates.view(b, k * vocab).topk(k, dim=1)  # (b, k), best first
-        parent = (rows + torch.div(flat, vocab, rounding_mode="floor")).view(-1)  # (b*k,)
-        tokens = torch.cat([tokens[parent], (flat % vocab).view(-1, 1)], dim=1)
-        beams.reorder(parent)
-    best = tokens.view(b, k, -1)[:, 0, 1:]  # (b, max_len): topk puts the best first
-    return best, scores[:, 0]
-
-
-class _TransformerBeams:
-    """The Transformer's side of beam_search: the memory once per source, repeated per beam."""
-
-    def __init__(self, model, src, width, use_cache):
-        self.model, self.use_cache = model, use_cache
-        self.memory = model.encoder(src).repeat_interleave(width, dim=0)  # (b*k, n_src, d)
-        self.caches = model.decoder.start_caches(self.memory) if use_cache else None
-
-    def step(self, tokens, t):
-        if self.use_cache:  # the newest token only
-            hidden = self.model.decoder.step(tokens[:, -1:], t, self.caches)
-        else:  # the whole prefix again
-            hidden = self.model.decoder(tokens, self.memory)
-        return F.log_softmax(self.model.out(hidden[:, -1]), dim=-1)  # (b*k, vocab)
-
-    def reorder(self, parent):
-        for cache in self.caches or ():  # a beam's source never changes: the memory stays
-            cache.self_k, cache.self_v = cache.self_k[parent], cache.self_v[parent]
-
-
-class _GRUBeams:
-    """GRUSeq2Seq's side of beam_search: its state and h~ follow the beams."""
-
-    def __init__(self, model, src, width):
-        self.model = model
-        enc_states, keys, state = model.encode(src)
-        self.enc_states = enc_states.repeat_interleave(width, dim=0)  # (b*k, n_src, hidden)
-        self.keys = None if keys is None else keys.repeat_interleave(width, dim=0)
-        self.state = state.repeat_interleave(width, dim=1)  # (1, b*k, hidden)
-        self.attended = self.enc_states.new_zeros(self.enc_states.shape[0], 1, state.shape[2])
-
-    def step(self, tokens, t):
-        logits, self.state, self.attended = self.model.decode_step(
-            tokens[:, -1:], self.state, self.attended, self.enc_states, self.keys
-        )
-        return F.log_softmax(logits[:, 0], dim=-1)  # (b*k, vocab)
-
-    def reorder(self, parent):
-        self.state, self.attended = self.state[:, parent], self.attended[parent]
-
-
-@torch.no_grad()
-def sequence_log_prob(model, src, tgt, bos_id: int = 1):
-    """Sum of log-probabilities the model gives the whole target tgt (b, n) after src, teacher
-    forced ([BOS, y_1, …, y_{n-1}] in): (b,). What beam_search maximises; it tells a search
-    error (the right answer scores higher than what the search returned) from a model error."""
-    check_tokens(src=src, tgt=tgt)
-    tgt_in = torch.cat([tgt.new_full((tgt.shape[0], 1), bos_id), tgt[:, :-1]], dim=1)
-    log_probs = F.log_softmax(model(src, tgt_in), dim=-1)  # (b, n, vocab)
-    return log_probs.gather(-1, tgt[..., None])[..., 0].sum(dim=1)
-
-
 # -----------------------------------------------------------------------------
 # input checks (one call per public entry point) and helpers
 
@@ -1063,28 +817,6 @@ def check_heads(d_model: int, n_heads: int, positions) -> None:
         raise ValueError(f"unknown positions {positions!r}; expected None or one of {SCORE_PE}")
     if positions == "rope" and (d_model // n_heads) % 2 != 0:
         raise ValueError(f"RoPE rotates pairs: d_k = {d_model // n_heads} must be even")
-
-
-def check_tokens(**batches: torch.Tensor) -> None:
-    """Token batches are (b, n) with b, n > 0; say which one, and what was expected, otherwise.
-
-    E.g. check_tokens(src=src, tgt_in=tgt_in).
-    """
-    for name, tokens in batches.items():
-        if tokens.dim() != 2 or tokens.shape[0] == 0 or tokens.shape[1] == 0:
-            raise ValueError(
-                f"{name} must be a non-empty (batch, length) tensor of token ids; "
-                f"got shape {tuple(tokens.shape)}"
-            )
-
-
-def check_decoding(src: torch.Tensor, max_len: int, embed: Embedding) -> None:
-    """greedy_decode's inputs: a token batch, max_len >= 0, and max_len positions in `embed`'s
-    PE table (the last step's input is position max_len - 1)."""
-    check_tokens(src=src)
-    if max_len < 0:
-        raise ValueError(f"max_len must be >= 0, got {max_len}")
-    embed.check_length(max_len)
 
 
 def copy_ffn_and_norms(ours: nn.Module, theirs: nn.Module, norms) -> None:

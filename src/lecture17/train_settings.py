@@ -1,7 +1,7 @@
 """TrainSettings: how training.train() trains, the `train:` block of a training demo's config.
 
 It lives here, apart from lecture17.training, so that a demo module can annotate its argument
-(`train: TrainSettings`) without importing torch (docs/CONTRACTS.md: a numpy-only job must not
+(`train: TrainSettings`) without importing torch (docs/ARCHITECTURE.md: a numpy-only job must not
 pay for `import torch`); lecture17.training re-exports it as training.TrainSettings. The job
 runner (lecture17.pipeline.job) reads the annotation: it checks the block's keys and types
 when the workflow is parsed and passes the demo a TrainSettings.

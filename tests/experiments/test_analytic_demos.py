@@ -1,5 +1,5 @@
 """What every analytic demo of the registry (kind "analytic": no training, one job per seed)
-must satisfy, with its settings from config/config.yaml: the contract (docs/CONTRACTS.md), the
+must satisfy, with its settings from config/config.yaml: the contract (docs/ARCHITECTURE.md), the
 same table from the same seed, and report views that find their rows in the demo's table.
 
 What each demo shows is tested against the lecture in its module's file (test_self_attention.py,

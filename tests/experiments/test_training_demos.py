@@ -37,7 +37,7 @@ TRAINS = [d for d in TRAINING if "train" in spec(d)["settings"]]
 
 
 # -------------------------------------------------------------------------------------------
-# the contract (docs/CONTRACTS.md), at config/config.yaml's settings (nothing is trained)
+# the contract (docs/ARCHITECTURE.md), at config/config.yaml's settings (nothing is trained)
 
 
 @pytest.mark.parametrize("demo", TRAINING)

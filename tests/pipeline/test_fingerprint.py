@@ -160,7 +160,7 @@ def test_a_refactor_that_changes_no_result_stales_no_recording(work):
         ("src/lecture17/training.py", "min(1.0, (step + 1) / warmup)", "min(1.0, step / warmup)"),
         # the evaluation: EOS no longer counted in the per-token accuracy
         (
-            "src/lecture17/training.py",
+            "src/lecture17/tasks.py",
             '"token_accuracy": correct.mean().item()',
             '"token_accuracy": correct[:, :-1].mean().item()',
         ),

@@ -13,7 +13,7 @@ from conftest import ROOT
 from pages import SMALL_FIGURES, reference_missing, reference_render, render, small_build, tables_of
 
 from lecture17.reporting import claims as report_claims
-from lecture17.reporting import figures, ledger
+from lecture17.reporting import figure_base, figures, figures_reversal, ledger
 from lecture17.reporting import page as report_html
 from lecture17.reporting import report as report_mod
 from lecture17.reporting.report import figure_numbers
@@ -425,7 +425,7 @@ def test_figure_text_is_readable_and_legends_stay_off_the_data_and_the_titles(
     from matplotlib.text import Text
 
     if not chinese:
-        monkeypatch.setattr(figures, "cjk_font", lambda: None)
+        monkeypatch.setattr(figure_base, "cjk_font", lambda: None)  # _t and font_note ask it
     folder = page["work"] / "tables" if source == "small" else ROOT / "report/reference/tables"
     if source == "reference" and figures.FIGURES[name].table not in tables_of(folder):
         pytest.skip(f"the reference build has no table {figures.FIGURES[name].table}")
@@ -468,7 +468,7 @@ def test_the_anti_diagonal_the_lecture_expects_is_marked_on_every_cross_attentio
             (line,) = lines
             assert list(line.get_xdata()) == [n_keys - 1, 0] == list(line.get_ydata())[::-1]
             marked.append(ax)
-    panels = figures._attention_panels(tables_of(ROOT / "report/reference/tables")["05.3"])
+    panels = figures_reversal._attention_panels(tables_of(ROOT / "report/reference/tables")["05.3"])
     assert len(marked) == len(panels["cross"]) > 0
     legend = " ".join(t.get_text() for t in fig.legends[0].get_texts())
     assert "讲义预期的反对角线" in legend or "the lecture's expectation" in legend
@@ -514,7 +514,7 @@ def test_a_cjk_font_installed_after_matplotlibs_font_cache_was_written_is_found(
 def test_without_the_cjk_font_the_figures_are_english_and_the_png_says_so(
     page, tmp_path, monkeypatch
 ):
-    monkeypatch.setattr(figures, "cjk_font", lambda: None)
+    monkeypatch.setattr(figure_base, "cjk_font", lambda: None)  # _t and font_note ask it
     for name in SMALL_FIGURES:
         assert not CJK.search(label_text(drawn(name, page["work"] / "tables"))), name
     name = SMALL_FIGURES[0]

@@ -110,7 +110,7 @@ class Swap:
     student: object
     calls: int = 0  # calls that ran the student's code
     fallbacks: dict = field(default_factory=dict)  # why -> calls that ran the reference
-    adapt: object = None  # a convention adapter (properties.CONVENTIONS), or None
+    adapt: object = None  # a convention adapter (checker/conventions.py), or None
     check_shapes: bool = True  # compare each result's shape with the reference's
 
     def __post_init__(self):

@@ -60,74 +60,91 @@ def _properties(module, name: str) -> list[Property]:
     def prop(label, ok, detail=""):
         found.append(Property(name, label, bool(ok), detail))
 
+    checks = {"MultiHeadAttention": _attention, "EncoderLayer": _encoder}
     with torch.no_grad():
-        if name == "MultiHeadAttention":
-            q, k, v = rand(2, 3, D_MODEL), rand(2, 5, D_MODEL), rand(2, 5, D_MODEL)
-            result = block(q, k, v, None)
-            out = _out(result)
-            prop(
-                "输出形状 (b, n_q, d_model)",
-                tuple(out.shape) == (2, 3, D_MODEL),
-                str(tuple(out.shape)),
-            )
-            if isinstance(result, tuple | list) and len(result) > 1 and result[1] is not None:
-                w = result[1]
-                ok = tuple(w.shape) == (2, HEADS, 3, 5) and _close(
-                    w.sum(-1), torch.ones(2, HEADS, 3, dtype=w.dtype)
-                )
-                prop("权重 weights 形状 (b, h, n_q, n_k)，每行和为 1", ok, str(tuple(w.shape)))
-            perm = torch.tensor([3, 0, 4, 1, 2])
-            prop(
-                "键值一起换顺序，输出不变 (keys, values permuted together)",
-                _close(_out(block(q, k[:, perm], v[:, perm], None)), out),
-            )
-            qp = torch.tensor([2, 0, 1])
-            prop(
-                "查询换顺序，输出跟着换 (queries permuted)",
-                _close(_out(block(q[:, qp], k, v, None)), out[:, qp]),
-            )
-            mask = torch.ones(2, 1, 1, 5, dtype=torch.bool)
-            mask[:, ..., 4] = False
-            k2, v2 = k.clone(), v.clone()
-            k2[:, 4], v2[:, 4] = rand(2, D_MODEL) * 5, rand(2, D_MODEL) * 5
-            a, b = _out(block(q, k, v, mask)), _out(block(q, k2, v2, mask))
-            prop("mask 为 0 的键改了，输出不变（1 = 可以看）", _close(a, b))
-        elif name == "EncoderLayer":
-            x = rand(2, 5, D_MODEL)
-            out = _out(block(x))
-            prop(
-                "输出形状 (b, n, d_model)",
-                tuple(out.shape) == (2, 5, D_MODEL),
-                str(tuple(out.shape)),
-            )
-            perm = torch.tensor([3, 0, 4, 1, 2])
-            prop(
-                "位置换顺序，输出跟着换（没有位置编码时）",
-                _close(_out(block(x[:, perm])), out[:, perm]),
-            )
-            mask = torch.ones(2, 1, 1, 5, dtype=torch.bool)
-            mask[..., 4] = False
-            x2 = x.clone()
-            x2[:, 4] = rand(2, D_MODEL) * 5
-            a, b = _out(block(x, mask)), _out(block(x2, mask))
-            prop("填充位置 padding 改了，其它位置不变", _close(a[:, :4], b[:, :4]))
-        else:
-            x, memory = rand(2, 4, D_MODEL), rand(2, 5, D_MODEL)
-            out = _out(block(x, memory))
-            prop(
-                "输出形状 (b, n_tgt, d_model)",
-                tuple(out.shape) == (2, 4, D_MODEL),
-                str(tuple(out.shape)),
-            )
-            x2 = x.clone()
-            x2[:, 3] = rand(2, D_MODEL) * 5
-            prop(
-                "因果 causal：改第 4 个位置，前 3 个不变（look-ahead mask）",
-                _close(_out(block(x2, memory))[:, :3], out[:, :3]),
-            )
-            perm = torch.tensor([3, 0, 4, 1, 2])
-            prop(
-                "memory 换顺序，输出不变（cross-attention）",
-                _close(_out(block(x, memory[:, perm])), out),
-            )
+        checks.get(name, _decoder)(block, rand, prop)
     return found
+
+
+def _attention(block, rand, prop) -> None:
+    """MultiHeadAttention: shapes, weights summing to 1, key order, query order, the mask."""
+    import torch
+
+    q, k, v = rand(2, 3, D_MODEL), rand(2, 5, D_MODEL), rand(2, 5, D_MODEL)
+    result = block(q, k, v, None)
+    out = _out(result)
+    prop(
+        "输出形状 (b, n_q, d_model)",
+        tuple(out.shape) == (2, 3, D_MODEL),
+        str(tuple(out.shape)),
+    )
+    if isinstance(result, tuple | list) and len(result) > 1 and result[1] is not None:
+        w = result[1]
+        ok = tuple(w.shape) == (2, HEADS, 3, 5) and _close(
+            w.sum(-1), torch.ones(2, HEADS, 3, dtype=w.dtype)
+        )
+        prop("权重 weights 形状 (b, h, n_q, n_k)，每行和为 1", ok, str(tuple(w.shape)))
+    perm = torch.tensor([3, 0, 4, 1, 2])
+    prop(
+        "键值一起换顺序，输出不变 (keys, values permuted together)",
+        _close(_out(block(q, k[:, perm], v[:, perm], None)), out),
+    )
+    qp = torch.tensor([2, 0, 1])
+    prop(
+        "查询换顺序，输出跟着换 (queries permuted)",
+        _close(_out(block(q[:, qp], k, v, None)), out[:, qp]),
+    )
+    mask = torch.ones(2, 1, 1, 5, dtype=torch.bool)
+    mask[:, ..., 4] = False
+    k2, v2 = k.clone(), v.clone()
+    k2[:, 4], v2[:, 4] = rand(2, D_MODEL) * 5, rand(2, D_MODEL) * 5
+    a, b = _out(block(q, k, v, mask)), _out(block(q, k2, v2, mask))
+    prop("mask 为 0 的键改了，输出不变（1 = 可以看）", _close(a, b))
+
+
+def _encoder(block, rand, prop) -> None:
+    """EncoderLayer: the shape, permutation equivariance, padding that changes nothing."""
+    import torch
+
+    x = rand(2, 5, D_MODEL)
+    out = _out(block(x))
+    prop(
+        "输出形状 (b, n, d_model)",
+        tuple(out.shape) == (2, 5, D_MODEL),
+        str(tuple(out.shape)),
+    )
+    perm = torch.tensor([3, 0, 4, 1, 2])
+    prop(
+        "位置换顺序，输出跟着换（没有位置编码时）",
+        _close(_out(block(x[:, perm])), out[:, perm]),
+    )
+    mask = torch.ones(2, 1, 1, 5, dtype=torch.bool)
+    mask[..., 4] = False
+    x2 = x.clone()
+    x2[:, 4] = rand(2, D_MODEL) * 5
+    a, b = _out(block(x, mask)), _out(block(x2, mask))
+    prop("填充位置 padding 改了，其它位置不变", _close(a[:, :4], b[:, :4]))
+
+
+def _decoder(block, rand, prop) -> None:
+    """DecoderLayer: the shape, causality, memory order that changes nothing."""
+    import torch
+
+    x, memory = rand(2, 4, D_MODEL), rand(2, 5, D_MODEL)
+    out = _out(block(x, memory))
+    prop(
+        "输出形状 (b, n_tgt, d_model)",
+        tuple(out.shape) == (2, 4, D_MODEL),
+        str(tuple(out.shape)),
+    )
+    x2 = x.clone()
+    x2[:, 3] = rand(2, D_MODEL) * 5
+    prop(
+        "因果 causal：改第 4 个位置，前 3 个不变（look-ahead mask）",
+        _close(_out(block(x2, memory))[:, :3], out[:, :3]),
+    )
+    perm = torch.tensor([3, 0, 4, 1, 2])
+    prop(
+        "memory 换顺序，输出不变（cross-attention）",
+        _close(_out(block(x, memory[:, perm])), out),
+    )

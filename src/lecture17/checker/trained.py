@@ -156,6 +156,15 @@ def lines(report: TrainedReport) -> list[str]:
         out.append(f"✗ {name}：{problem}（讲义的签名见 --template）")
     if report.status == 3:
         return out + ["没有找到 MultiHeadAttention、EncoderLayer 或 DecoderLayer：没有替换任何类"]
+    out += _class_lines(report)
+    if not report.build:
+        return out
+    return out + [""] + _build_lines(report.build)
+
+
+def _class_lines(report: TrainedReport) -> list[str]:
+    """Part 1 of the summary: each class, its crash if any, its properties."""
+    out = []
     for name in report.classes:
         out.append(f"\n{SECTIONS[name]} {name}")
         if name in report.failures:
@@ -164,20 +173,21 @@ def lines(report: TrainedReport) -> list[str]:
         for p in (p for p in report.properties if p.cls == name):
             detail = "" if p.ok or not p.detail else f"：{p.detail}"
             out.append(f"  {'✓' if p.ok else '✗'} {p.name}{detail}")
-    b = report.build
-    if not b:
-        return out
-    out.append("")
+    return out
+
+
+def _build_lines(b: dict) -> list[str]:
+    """Part 2 of the summary: the trained demos' build (`report.build`)."""
     if b.get("failed"):
-        return out + [
+        return [
             "✗ 训练的演示构建失败 the trained demos' build failed:",
             b.get("log", "")[-1500:],
         ]
-    out.append(
+    out = [
         "训练的演示 trained demos（缩短的协议 reduced protocol，200 步）："
         f"重跑 {len(b.get('rerun', []))} 个作业，用时 {b.get('seconds', 0):.0f} s"
         f"（预计 {b.get('estimate_s')} s）"
-    )
+    ]
     if b.get("reference"):
         out.append(
             f"  {len(b['reference'])} 个作业用参考实现（它们调用 load_from_torch）：数字是对照的"

@@ -21,7 +21,7 @@ Press, Smith & Lewis (2022), "Train Short, Test Long", ICLR, arXiv:2108.12409 (A
 Vaswani et al. (2017), "Attention is all you need", §4 and
 Table 1 (sequential operations O(n) for a recurrent layer, O(1) for self-attention).
 
-Every function follows the demo contract (docs/CONTRACTS.md): keyword-only settings from
+Every function follows the demo contract (docs/ARCHITECTURE.md): keyword-only settings from
 config/config.yaml, a `seed`, and a tidy DataFrame (label columns, `quantity`, `value`).
 Quantities named `ms…` are wall-clock timings (declared as such in the registry,
 experiments.DEMOS): they differ on every run.
@@ -132,7 +132,7 @@ def _compare_decoding(model, src, length, bos_id, repeats):
     """§8.4 at one length: `positions` and `ms` per method, then `same_tokens` and the ratio."""
     import torch
 
-    from lecture17.tiny_transformer import count_positions
+    from lecture17.decoding import count_positions
 
     records, tokens, ms = [], {}, {}
     for method, decode in _decode_calls(model, src, length, bos_id).items():
@@ -537,15 +537,16 @@ def _beam_rows(net, src, tgt_out, widths: list[int], uncached_sources: int) -> l
     sources, beside the cached beam on the same batch (a batch of another size may round a
     near tie the other way)."""
     from lecture17 import tiny_transformer as tt
+    from lecture17.decoding import beam_search, sequence_log_prob
     from lecture17.training import BOS
 
     n = tgt_out.shape[1]  # L + 1: the known length, EOS included (no early stop)
-    right_score = tt.sequence_log_prob(net, src, tgt_out, bos_id=BOS)  # (b,)
+    right_score = sequence_log_prob(net, src, tgt_out, bos_id=BOS)  # (b,)
     greedy = net.greedy_decode(src, n, bos_id=BOS)
     records, previous = [], None
     for width in widths:
-        tokens, _ = tt.beam_search(net, src, width, n, bos_id=BOS)
-        score = tt.sequence_log_prob(net, src, tokens, bos_id=BOS)  # as right_score is scored
+        tokens, _ = beam_search(net, src, width, n, bos_id=BOS)
+        score = sequence_log_prob(net, src, tokens, bos_id=BOS)  # as right_score is scored
         correct = tokens == tgt_out  # (b, L + 1)
         wrong = ~correct.all(dim=1)
         search = wrong & (right_score > score)
@@ -565,8 +566,8 @@ def _beam_rows(net, src, tgt_out, widths: list[int], uncached_sources: int) -> l
         previous = score
     if isinstance(net, tt.Transformer):  # the widest beam without the KV cache: same tokens
         few = src[:uncached_sources]
-        cached = tt.beam_search(net, few, widths[-1], n, bos_id=BOS)[0]
-        uncached = tt.beam_search(net, few, widths[-1], n, bos_id=BOS, use_cache=False)[0]
+        cached = beam_search(net, few, widths[-1], n, bos_id=BOS)[0]
+        uncached = beam_search(net, few, widths[-1], n, bos_id=BOS, use_cache=False)[0]
         mismatch = (uncached != cached).any(dim=1).double().mean().item()
         records.append(row("cache_mismatch", mismatch, width=widths[-1]))
     return records

@@ -1,6 +1,6 @@
 """Trained models that one demo's jobs keep for another demo to read (06.6 reads 05.1's).
 
-A demo function never writes files (docs/CONTRACTS.md); it calls `keep(model, **description)`
+A demo function never writes files (docs/ARCHITECTURE.md); it calls `keep(model, **description)`
 after training. That does nothing, unless the job runs inside `keeping()` — the job runner
 (pipeline/job.py) does so for a demo registered with `keeps_models` — and then writes what was
 kept to `<out stem>.models.pt` beside the CSV (a list of {"description", "state_dict"}),

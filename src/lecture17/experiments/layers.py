@@ -15,7 +15,7 @@ References: Vaswani et al. (2017), "Attention is all you need", §3.1–§3.2 an
 Ba, Kiros & Hinton (2016), "Layer normalization"; Xiong et al. (2020), "On layer
 normalization in the Transformer architecture" (Pre-LN).
 
-Every function follows the demo contract (docs/CONTRACTS.md): keyword-only settings from
+Every function follows the demo contract (docs/ARCHITECTURE.md): keyword-only settings from
 config/config.yaml, a `seed`, and a tidy DataFrame (label columns, `quantity`, `value`).
 torch is imported inside the functions that need it, after torch.set_num_threads(1) (§0.5).
 
@@ -465,18 +465,14 @@ def _counted_decoding(torch, torch_layers, y, memory) -> tuple[dict, np.ndarray]
     and with a KV cache (§8.4), and the positions each way computed, counted.
 
     The layers are tiny_transformer.DecoderLayers loaded from `torch_layers` (Post-LN, the
-    parameters of the numpy stack). tiny_transformer.count_positions, the hook 06.2 counts
+    parameters of the numpy stack). decoding.count_positions, the hook 06.2 counts
     with, adds the rows of every output of the last layer's last LayerNorm: the positions
     that came out of the decoder. Without a cache step t runs the prefix y[:, :t] (t rows);
     with one, step t runs the newest row only, the earlier rows' K, V read from the cache.
     Returns the two counts and the cached path's outputs, (b, n, d_model).
     """
-    from lecture17.tiny_transformer import (
-        DecoderLayer,
-        KVCache,
-        count_positions,
-        memory_keys_values,
-    )
+    from lecture17.decoding import count_positions
+    from lecture17.tiny_transformer import DecoderLayer, KVCache, memory_keys_values
 
     stack = []
     for theirs in torch_layers:

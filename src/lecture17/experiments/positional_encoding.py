@@ -11,7 +11,7 @@ Demos of the lecture's script 03 (demo 5, the reversal ablation, trains with tor
 References: Vaswani et al. (2017), "Attention is all you need", §3.5 (sinusoidal encoding);
 Olsson et al. (2022), "In-context learning and induction heads" (previous-token heads).
 
-Every function follows the demo contract (docs/CONTRACTS.md): keyword-only settings from
+Every function follows the demo contract (docs/ARCHITECTURE.md): keyword-only settings from
 config/config.yaml, a `seed`, and a tidy DataFrame (label columns, `quantity`, `value`).
 
 Long on purpose: one module per lecture script (the registry maps the lecture's "代码 0x" to it),

@@ -13,7 +13,7 @@ Demos of the lecture's script 02:
 References: Vaswani et al. (2017), "Attention is all you need", §3.2.1 and footnote 4 (why
 1/sqrt(d_k)), §3.2.2 (multi-head attention).
 
-Every function follows the demo contract (docs/CONTRACTS.md): keyword-only settings from
+Every function follows the demo contract (docs/ARCHITECTURE.md): keyword-only settings from
 config/config.yaml, a `seed`, and a tidy DataFrame (label columns, `quantity`, `value`).
 A label that does not apply to a row is left empty (None).
 

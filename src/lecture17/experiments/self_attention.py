@@ -13,7 +13,7 @@ The five demos of the lecture's script 01:
 References: Vaswani et al. (2017), "Attention is all you need", §3.2.1 (scaled dot-product
 attention) and Table 1 (complexity, sequential operations, path length).
 
-Every function follows the demo contract (docs/CONTRACTS.md): keyword-only settings from
+Every function follows the demo contract (docs/ARCHITECTURE.md): keyword-only settings from
 config/config.yaml, a `seed`, and a tidy DataFrame (label columns, `quantity`, `value`).
 A label that does not apply to a row is left empty (None).
 

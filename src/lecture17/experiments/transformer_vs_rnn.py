@@ -16,7 +16,7 @@ phrase representations using RNN encoder-decoder"; Luong, Pham & Manning (2015),
 approaches to attention-based neural machine translation"; Clark et al. (2019), "What does
 BERT look at?" (heads that park on a fixed token, §9.4).
 
-Every function follows the demo contract (docs/CONTRACTS.md). The training itself is
+Every function follows the demo contract (docs/ARCHITECTURE.md). The training itself is
 lecture17.training.train (Adam with linear warmup, fresh batches from a seeded generator,
 evaluation by greedy decoding on a fixed test set, §8.4, on the cpu or cuda `device`); this
 module picks the model and turns the results into a tidy table. torch, tiny_transformer and

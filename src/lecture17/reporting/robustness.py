@@ -125,6 +125,36 @@ def by_reading(outcomes, tables, settings, protocol: str, readings_demo: str, ht
     return markdown_table(header, lines) + _changes(changed, html, "换任何一种读法，结论都不变")
 
 
+def _own(entry, demo: str) -> list[dict]:
+    """The entry's selectors that read `demo`."""
+    sels = ledger_mod.selectors(entry).values()
+    return [s for s in sels if str(s.get("demo", entry["demo"])) == demo]
+
+
+def _reading_of(entry, demo: str, by: list[str]) -> dict | None:
+    """The one reading every selector of `demo` names, or None (not a reading claim)."""
+    found = {
+        tuple(str(s.get("where", {}).get(b)) for b in by)
+        if set(by) <= set(s.get("where", {}))
+        else None
+        for s in _own(entry, demo)
+    }
+    if len(found) != 1 or None in found:
+        return None
+    return dict(zip(by, found.pop(), strict=True))
+
+
+def _read_as(entry, reading: dict, demo: str) -> dict:
+    """The entry with its selectors of `demo` moved to `reading`, its rule unchanged."""
+    own = _own(entry, demo)
+    values = {
+        name: {**sel, "where": {**sel["where"], **reading}} if sel in own else sel
+        for name, sel in ledger_mod.selectors(entry).items()
+    }
+    entry = {k: v for k, v in entry.items() if k != "value"}
+    return {**entry, "values": values}
+
+
 def across_readings(outcomes, tables, settings, demo: str, by: list[str], names: dict, html: bool):
     """Markdown: the rate claims on `demo` (`stat: seeds`; their selectors of `demo` all fix
     the same value of every label in `by`) judged again under each reading of the demo's grid —
@@ -139,36 +169,12 @@ def across_readings(outcomes, tables, settings, demo: str, by: list[str], names:
         for r in table[by].drop_duplicates().to_numpy()
     ]
 
-    def own(entry) -> list[dict]:
-        sels = ledger_mod.selectors(entry).values()
-        return [s for s in sels if str(s.get("demo", entry["demo"])) == demo]
-
-    def reading_of(entry) -> dict | None:
-        """The one reading every selector of `demo` names, or None (not a reading claim)."""
-        found = {
-            tuple(str(s.get("where", {}).get(b)) for b in by)
-            if set(by) <= set(s.get("where", {}))
-            else None
-            for s in own(entry)
-        }
-        if len(found) != 1 or None in found:
-            return None
-        return dict(zip(by, found.pop(), strict=True))
-
-    def read_as(entry, reading):
-        values = {
-            name: {**sel, "where": {**sel["where"], **reading}} if sel in own(entry) else sel
-            for name, sel in ledger_mod.selectors(entry).items()
-        }
-        entry = {k: v for k, v in entry.items() if k != "value"}
-        return {**entry, "values": values}
-
     claims = [
         o
         for o in outcomes
         if o.entry.get("demo") == demo
         and claims_mod.is_rate(o.entry)
-        and reading_of(o.entry) is not None
+        and _reading_of(o.entry, demo, by) is not None
     ]
     if not claims:
         raise ValueError(f"{demo}: no rate claim (stat: seeds) names one reading of {by}")
@@ -178,13 +184,13 @@ def across_readings(outcomes, tables, settings, demo: str, by: list[str], names:
     lines = []
     changed, undecided = [], []
     for o in claims:
-        main = reading_of(o.entry)
+        main = _reading_of(o.entry, demo, by)
         cells = [claims_mod.claim_ref(o, html)]
         for reading, label in zip(readings, labels, strict=True):
             if reading == main:
                 cells.append(f"{_status_text(claims_mod.verdict(o))}（主读法 main）")
                 continue
-            status = _judge(read_as(o.entry, reading), o.entry["demo"], tables, settings)
+            status = _judge(_read_as(o.entry, reading, demo), o.entry["demo"], tables, settings)
             cells.append(_status_text(status))
             if status not in DECIDED:
                 undecided.append((o, label))

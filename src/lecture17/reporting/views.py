@@ -1,7 +1,7 @@
 """Views: one aggregated table -> one table as the lecture printed it (report/views/*.yaml),
 with the lecture's values beside ours; and the one function that writes a Markdown table.
 
-A view (docs/CONTRACTS.md) names a demo's quantities, the labels that index its rows and
+A view (docs/ARCHITECTURE.md) names a demo's quantities, the labels that index its rows and
 columns, the format the lecture prints them in, and the words for each label. The report
 (reporting.report) places views in the template; `python -m lecture17 show` prints them in
 the terminal; diff reads their formats.
