@@ -97,7 +97,9 @@ def _most_cells(higher, lower, what: str) -> Finding:
 def l17_06_6b_beam_beats_greedy(v) -> Finding:
     """A cell shows it when width 4's sequence accuracy is above greedy's; cells where they are
     equal are left out; holds when most of the rest do."""
-    return _most_cells(v["beam"], v["greedy"], "宽度 4 比贪心高的格 cells where width 4 is higher")
+    return _most_cells(
+        v["beam"], v["greedy"], "两者不同的格里宽度 4 更高的 cells where width 4 is higher"
+    )
 
 
 @check
@@ -105,7 +107,9 @@ def l17_06_6c_worse_after_own_error(v) -> Finding:
     """A cell (one that went wrong free-running) shows it when, after each sequence's first
     error, teacher forcing is right more often than free-running on the same positions."""
     return _most_cells(
-        v["forced"], v["free"], "出错之后 teacher forcing 更准的格 cells worse after an own error"
+        v["forced"],
+        v["free"],
+        "出过错的格里，出错之后喂正确前缀（teacher forcing）更准的 cells worse after an own error",
     )
 
 
@@ -113,7 +117,9 @@ def l17_06_6c_worse_after_own_error(v) -> Finding:
 def l17_06_6d_teacher_forcing_overstates(v) -> Finding:
     """A cell shows it when the teacher-forced symbol accuracy is above the free-running one."""
     return _most_cells(
-        v["forced"], v["free"], "teacher forcing 更高的格 cells where teacher forcing is higher"
+        v["forced"],
+        v["free"],
+        "两者不同的格里，teacher forcing 更高的 cells where teacher forcing is higher",
     )
 
 

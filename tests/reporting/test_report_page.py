@@ -212,6 +212,21 @@ def test_the_study_reading_keeps_the_chinese_part_of_a_claim(claim, part):
     assert report_claims.chinese_part(claim) == part
 
 
+@pytest.mark.parametrize(
+    "text, shown",
+    [
+        ("不都在 not every value in [1, 30] 之间", "不都在 [1, 30] 之间"),
+        # the gloss before a closing bracket goes whole (it had kept "attention", losing "no")
+        ("GRU seq2seq（无注意力 no attention），L 32", "GRU seq2seq（无注意力），L 32"),
+        ("逐词 per token (含 EOS)", "逐词 (含 EOS)"),
+    ],
+)
+def test_the_study_reading_drops_a_gloss_whole(text, shown):
+    from lecture17.reporting.words import study_text
+
+    assert study_text(text) == shown
+
+
 def test_a_takeaway_says_whether_our_run_supports_the_lecture_and_which_part():
     holds = report_claims.takeaway(outcome("holds", **{"class": "seeded"}))
     assert holds.endswith("支持讲义。") and "不支持" not in holds

@@ -31,12 +31,13 @@ DANGLING = ("的", "时", "在", "和", "与", "对", "是", "：", "；")  # "�
 
 
 GLOSS = re.compile(
-    r"(?<=[\u3400-\u9fff）]) (?:not met|[a-z][a-z\-]*(?: [a-z][a-z\-]*)*)(?=[\s（(：:，,；]|$)"
+    r"(?<=[\u3400-\u9fff）]) (?:not met|[a-z][a-z\-]*(?: [a-z][a-z\-]*)*)(?=[\s（(）)：:，,；]|$)"
 )
 
 
 def study_text(text: str) -> str:
     """A check's sentence in the study reading: the English gloss after each Chinese word left
-    out ("不都在 not every value in [1, 30] 之间" -> "不都在 [1, 30] 之间")."""
+    out ("不都在 not every value in [1, 30] 之间" -> "不都在 [1, 30] 之间"); a gloss before a
+    closing bracket goes whole ("（无注意力 no attention）" -> "（无注意力）")."""
     text = re.sub(r" (?:not every value in|not every|beyond|within) ", " ", text)
     return GLOSS.sub("", text)
