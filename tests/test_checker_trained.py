@@ -146,6 +146,20 @@ def test_the_reference_runs_what_a_student_does_not_write():
     assert tt.MultiHeadAttention(8, 2, scale=False).inner is not None  # this student takes scale
 
 
+def test_the_model_table_reads_a_students_model(monkeypatch):
+    """05.1's structure() (§9.1's model table) reads the model's config, not a layer's
+    attributes that a class in another style need not have."""
+    import lecture17.tiny_transformer as reference
+    from lecture17.experiments.transformer_vs_rnn import structure
+
+    tt = fresh_tiny_transformer()
+    model = small_model(tt)
+    monkeypatch.setattr(reference, "Transformer", tt.Transformer)
+    sizes = structure(model)
+    assert (sizes["d_model"], sizes["n_heads"], sizes["d_ff"]) == (8, 2, 16)
+    assert (sizes["encoder_layers"], sizes["decoder_layers"]) == (1, 2)
+
+
 def test_collect_attention_finds_the_students_weights():
     tt = fresh_tiny_transformer()
     model = small_model(tt)
@@ -171,6 +185,11 @@ def test_a_job_that_copies_torchs_weights_keeps_the_controls_numbers(monkeypatch
         ],
         "results/02.3/seed0.csv": [f"{student.TARGET}::LookupAttention.forward"],
         "results/07.3/seed100.csv": [f"{student.TARGET}::DecoderLayer.forward"],
+        "results/09.1/n_heads=4/seed100.csv": [  # the head ablation reads the reference's W^O
+            f"{student.TARGET}::MultiHeadAttention.forward",
+            "src/lecture17/experiments/beyond.py::heads_zeroed",
+            "src/lecture17/experiments/beyond.py::heads_zeroed.<locals>.zero",
+        ],
     }
     monkeypatch.setattr(student.campaign, "traces", lambda folder: calls)
     monkeypatch.setattr(student.campaign, "demos_of", lambda build: {})
@@ -179,9 +198,13 @@ def test_a_job_that_copies_torchs_weights_keeps_the_controls_numbers(monkeypatch
         student.campaign, "run_csvs", lambda demos, rec: recorded if rec else lecture
     )
     chosen = student.select(tmp_path, ["MultiHeadAttention", "EncoderLayer"])
-    assert chosen == {"rerun": ["results/05.1/seed0.csv"], "reference": ["results/04.1/seed0.csv"]}
+    assert chosen == {
+        "rerun": ["results/05.1/seed0.csv"],
+        "reference": ["results/04.1/seed0.csv", "results/09.1/n_heads=4/seed100.csv"],
+    }
     chosen = student.select(tmp_path, ["DecoderLayer"])
     assert chosen["rerun"] == ["results/07.3/seed100.csv"]
+    assert not student.needs_reference("src/lecture17/tiny_transformer.py::Transformer.forward")
 
 
 def test_the_install_line_names_only_the_classes_written(tmp_path):

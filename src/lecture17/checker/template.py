@@ -66,6 +66,8 @@ TRAINED = '''"""Lecture 17 的 PyTorch 层，自己写一遍 (your own torch lay
     python -m lecture17 check --trained {name}             # 性质（几秒）+ 训练的演示（几分钟）
     python -m lecture17 check --trained --no-build {name}  # 只看性质
 没写的类用参考实现。mask：1/True = 可以看 (may attend)，能广播到 (b, h, n_q, n_k)。
+演示只调用下面的构造函数和 forward，不读你的属性名或权重名；要读参考内部的作业
+（load_from_torch、09.1 去掉注意力头）保留对照的数字，检查结果会说明。
 """
 
 import torch

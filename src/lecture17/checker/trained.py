@@ -12,6 +12,10 @@ Masks as the lecture's: 1/True = may attend, broadcastable to (b, h, n_q, n_k). 
 may take `scale` too (exercise 9 builds layers without 1/sqrt(d_k)); one that does not gets
 the reference for those layers. Positions (RoPE, ALiBi), the KV cache's K, V and
 `load_from_torch` are beyond what a student writes: they run the reference (checker/adapters).
+Nothing else of a student class is read: no attribute (`self_attn`, `d_k`, `out_proj`) and no
+weight name. A job that needs the reference's internals keeps the control's numbers, and the
+summary counts it: `load_from_torch` (the reference's weight layout) and 09.1's head ablation
+(it zeroes heads before the reference's W^O).
 
 Two parts:
 1. the classes' properties, weight-agnostic, at float64, in seconds (forked children, as the
@@ -190,7 +194,8 @@ def _build_lines(b: dict) -> list[str]:
     ]
     if b.get("reference"):
         out.append(
-            f"  {len(b['reference'])} 个作业用参考实现（它们调用 load_from_torch）：数字是对照的"
+            f"  {len(b['reference'])} 个作业用参考实现（它们读参考的内部：load_from_torch、"
+            "09.1 的去掉注意力头 head ablation）：数字是对照的"
         )
     for row in b.get("flips", []):
         out.append(

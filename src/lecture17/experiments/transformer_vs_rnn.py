@@ -134,14 +134,14 @@ def structure(net) -> dict[str, int]:
     from lecture17.tiny_transformer import Transformer, count_parameters
 
     sizes = {"n_params": count_parameters(net)}  # first: the report's first column
-    if isinstance(net, Transformer):
-        first = net.encoder.layers[0]
+    if isinstance(net, Transformer):  # its config: a layer of another style need not say
+        c = net.config
         sizes |= {
             "encoder_layers": len(net.encoder.layers),
             "decoder_layers": len(net.decoder.layers),
-            "d_model": first.self_attn.d_model,
-            "n_heads": first.self_attn.n_heads,
-            "d_ff": first.ffn.linear1.out_features,
+            "d_model": c.d_model,
+            "n_heads": c.n_heads,
+            "d_ff": c.d_ff,
         }
     else:  # GRUSeq2Seq: one GRU layer each side
         sizes |= {
