@@ -55,6 +55,7 @@ rule report:
         ledger=sorted(str(p) for p in Path("report/ledger").glob("*.[py]*")),
         views=sorted(str(p) for p in Path("report/views").glob("*.yaml")),
         lessons="report/lessons.yaml",  # each section's lesson (Report.lesson)
+        notices="report/notices.yaml",  # what to notice under each figure (Report.figure)
         template="report/templates/lecture17.md.j2",
         page="report/templates/lecture17.html.j2",  # the web page around it (CSS, contents)
         macros="report/templates/macros.md.j2",  # sentences worded from data
@@ -75,7 +76,7 @@ rule report:
         recorded=" ".join(RECORDED),  # tables from runs recorded on a GPU (report/measured/)
     shell:
         "python -m lecture17.reporting.report --tables {input.tables} --figures {input.figures} "
-        "--ledger report/ledger --views report/views --lessons {input.lessons} --template {input.template} --page {input.page} "
+        "--ledger report/ledger --views report/views --lessons {input.lessons} --notices {input.notices} --template {input.template} --page {input.page} "
         "--config {input.config} --code {input.code} --recorded {params.recorded} "
         "--out-md {output.md} --out-html {output.html} --out-config {output.config} "
         "--out-manifest {output.manifest} 2> {log}"

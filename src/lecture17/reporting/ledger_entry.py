@@ -46,6 +46,7 @@ REDUCE = {
     "min": np.min,
     "max": np.max,
     "sum": np.sum,
+    "mean": np.mean,
     "last": lambda values, axis=None: np.take(values, -1, axis=axis if axis is not None else 0),
 }
 

@@ -33,6 +33,8 @@ from lecture17.pipeline import yamlio
 from lecture17.pipeline.aggregate import read_tables
 from lecture17.pipeline.csvio import timing_path
 from lecture17.reporting import ledger as ledger_mod
+from lecture17.reporting import notice as notice_mod
+from lecture17.reporting.figures import FIGURES
 from lecture17.reporting.page import to_html
 from lecture17.reporting.provenance import machine_info, reproducible_info
 
@@ -60,6 +62,20 @@ def load_lessons(path: Path) -> dict:
         if not isinstance(item, dict) or set(item) != {"topic", "point", "claim"}:
             raise ValueError(f"{path}: {section} must be {{topic, point, claim}}")
     return lessons
+
+
+def load_notices(path: Path, figures: dict | None = None) -> dict:
+    """report/notices.yaml: {figure: notice} (reporting.notice), each validated; {} when absent.
+    A view's notice sits in its view (report/views); a figure's here."""
+    if not Path(path).is_file():
+        return {}
+    notices = yamlio.load(Path(path).read_text(encoding="utf-8")) or {}
+    for name, spec in notices.items():
+        if figures is not None and name not in FIGURES:
+            raise ValueError(f"{path}: {name} is not a figure of the registry")
+        spec = {k: v for k, v in spec.items() if k not in ("table", "machine_dependent")}
+        notice_mod.validate(spec, f"{path}: {name}")
+    return notices
 
 
 def template_environment(folder: Path) -> Environment:
@@ -95,10 +111,11 @@ def build(args) -> tuple[str, str]:
         "MACHINE_END": MACHINE_END,
     }
     lessons = load_lessons(args.lessons or args.ledger.parent / "lessons.yaml")
+    notices = load_notices(args.notices or args.ledger.parent / "notices.yaml", figures)
     texts = []
     for html_mode in (False, True):
         report = Report(tables, views, outcomes, figures, args.recorded, demos, html_mode)
-        report.lessons = lessons
+        report.lessons, report.notices = lessons, notices
         context_html = {**context, "r": report, "html": html_mode}
         texts.append(render_markdown(Path(args.template), context_html))
         built = {d for d, demo in DEMOS.items() if (demo.reads or d) in tables}
@@ -144,6 +161,11 @@ def main(argv=None) -> int:
         "--lessons",
         type=Path,
         help="each section's lesson (default: lessons.yaml beside the ledger's folder)",
+    )
+    p.add_argument(
+        "--notices",
+        type=Path,
+        help="what to notice under each figure (default: notices.yaml beside the ledger's folder)",
     )
     p.add_argument("--benchmarks", type=Path, default=Path("benchmarks"))
     p.add_argument("--code", nargs="*", default=[], help="the source files the results came from")

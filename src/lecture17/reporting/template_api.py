@@ -8,12 +8,14 @@ are in reporting.views, figures in reporting.report_figures, the teaching aids i
 reporting.teaching, sentences worded from data in report/templates/macros.md.j2.
 """
 
+import html
 from pathlib import Path
 
 from lecture17.experiments import DEMOS
 from lecture17.pipeline import fingerprint, record
 from lecture17.pipeline.aggregate import table_seeds
 from lecture17.reporting import claims as claims_mod
+from lecture17.reporting import notice as notice_mod
 from lecture17.reporting import page as page_mod
 from lecture17.reporting import robustness, teaching
 from lecture17.reporting.figures import FIGURES
@@ -45,6 +47,7 @@ class Report:
         self.shown = set()
         self.rendered = set()  # the demos the template placed (build() checks none is left out)
         self.lessons = {}  # section -> {topic, point, claim} (report/lessons.yaml)
+        self.notices = {}  # figure -> {table, values, say} (report/notices.yaml)
 
     def demo(self, demo_id: str, exercises: bool = False, claims: bool = True, section=None) -> str:
         """A demo's views, figures and claims; claims about exercises wait for §13 unless asked;
@@ -122,11 +125,25 @@ class Report:
         if grid is None:
             lines[0] += "：" + "；".join(facts) + "。"
         body = grid_table(grid) if grid else ""
-        if view.get("machine_dependent"):
-            lines, body = [machine_dependent("\n\n".join(p for p in [*lines, body] if p))], ""
+        said = "" if view.get("audit") else self.notice(view.get("notice"), source, view)
+        if view.get("machine_dependent"):  # its notice reads timings: inside the block too
+            parts = [*lines, body, said]
+            lines, body, said = [machine_dependent("\n\n".join(p for p in parts if p))], "", ""
         if view.get("audit"):  # evidence behind the claims, not the lecture's own table
             return [self.audit(), *lines, body, self.end_audit()]
-        return [*lines, body]
+        return [*lines, body, said]
+
+    def notice(self, spec: dict | None, source: str, view: dict | None = None) -> str:
+        """The "what to notice" line under a table or figure of the study reading."""
+        if not spec or source not in self.tables:
+            return ""
+        view = view or {}
+        said = notice_mod.line(spec, self.tables[source], view.get("where"), view.get("fmt"))
+        if not said:
+            return ""
+        if self.html:
+            return f'<p class="notice"><b>注意看</b> {html.escape(said)}</p>'
+        return f"*注意看*：{said}"
 
     def seeds_of(self, demo: str) -> str:
         """ "种子 0–2 的平均" or "种子 0": the seeds a table's cells are of (its `seeds` column);
@@ -147,7 +164,14 @@ class Report:
         return figure_ref(self.numbers[name], self.html, short)
 
     def figure(self, name: str) -> str:
-        return figure_block(name, self.numbers[name], self.figures[name], self.html)
+        block = figure_block(name, self.numbers[name], self.figures[name], self.html)
+        spec = self.notices.get(name)
+        if not spec:
+            return block
+        said = self.notice(spec, str(spec.get("table", FIGURES[name].table)), spec)
+        if said and spec.get("machine_dependent"):
+            said = machine_dependent(said)
+        return f"{block}\n\n{said}" if said else block
 
     def inputs(self, demo_id: str) -> str:
         if demo_id not in INPUTS or demo_id not in self.settings:

@@ -14,6 +14,7 @@ from pathlib import Path
 from lecture17.pipeline import yamlio
 from lecture17.pipeline.aggregate import STAT_COLUMNS, select
 from lecture17.reporting import ledger as ledger_mod
+from lecture17.reporting import notice
 
 STATS = STAT_COLUMNS  # the columns that are not labels
 
@@ -31,6 +32,9 @@ def load_views(folder: Path) -> dict:
     for path in sorted(Path(folder).glob("*.yaml")):
         with open(path, encoding="utf-8") as f:
             for demo, items in (yamlio.load(f) or {}).items():
+                for view in items:
+                    if "notice" in view:  # a wrong name fails here, not mid-render
+                        notice.validate(view["notice"], f"{path.name}: {demo} {view['title']}")
                 views.setdefault(str(demo), []).extend(items)
     return views
 
