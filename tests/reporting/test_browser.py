@@ -284,3 +284,63 @@ def test_the_study_reading_is_at_most_one_and_a_half_lectures_and_the_audit_keep
     assert tab.evaluate(
         "[...document.querySelectorAll('main .claim .take')].every(e => !e.getClientRects().length)"
     )
+
+
+# -----------------------------------------------------------------------------
+# the attention explorer (reporting/explorer.py and the page's inline script)
+
+JANE_ROW = """(name) => {
+    const table = [...document.querySelectorAll('main table')].find(t =>
+        t.querySelector('th') && t.querySelector('th').textContent.trim() === 'query');
+    const row = [...table.querySelectorAll('tr')].find(r =>
+        r.cells[0].textContent.trim() === name);
+    return [...row.cells].slice(1).map(c => c.textContent.trim().match(/^[\d.]+/)[0]);
+}"""  # each cell's own number (the lecture's may follow: "0.614= 讲义")
+
+
+def shown_weights(tab, anchor: str, panel: int = 0) -> list[str]:
+    return tab.evaluate(
+        f"[...document.querySelectorAll('#{anchor} .panel')[{panel}].querySelectorAll('.w')]"
+        ".map(e => e.textContent)"
+    )
+
+
+def test_the_explorer_shows_the_weights_of_the_query_chosen_as_the_table_prints_them(loaded):
+    """Tap (a phone) or click a query token, hover another, reach a third by keyboard: each
+    time the bars say what the weights table prints for that query, and only it is pressed."""
+    width, tab = loaded
+    box = tab.locator("#explore-01-1")
+    assert box.count() == 1
+    assert shown_weights(tab, "explore-01-1") == tab.evaluate(JANE_ROW, "Jane")  # drawn, no click
+    button = box.locator("button", has_text="l'Afrique")
+    button.tap() if width < 1000 else button.click()
+    assert shown_weights(tab, "explore-01-1") == tab.evaluate(JANE_ROW, "l'Afrique")
+    assert box.locator('button[aria-pressed="true"]').all_inner_texts() == ["l'Afrique"]
+    if width >= 1000:
+        box.locator("button", has_text="en").hover()
+        assert shown_weights(tab, "explore-01-1") == tab.evaluate(JANE_ROW, "en")
+    box.locator("button", has_text="visite").focus()
+    tab.keyboard.press("Enter")
+    assert shown_weights(tab, "explore-01-1") == tab.evaluate(JANE_ROW, "visite")
+    bar = tab.evaluate("document.querySelector('#explore-01-1 .panel .bar span').style.width")
+    assert bar == f"{100 * float(tab.evaluate(JANE_ROW, 'visite')[0]):.1f}%"
+
+
+def test_without_javascript_every_table_and_figure_shows_and_the_explorer_its_first_query(
+    browser, page_path
+):
+    context = browser.new_context(java_script_enabled=False, **WIDTHS[390])
+    tab = context.new_page()
+    tab.goto(page_path.as_uri())
+    tab.wait_for_load_state("load")
+    try:
+        assert tab.evaluate("document.querySelectorAll('main table').length") > 5
+        broken = tab.evaluate(
+            "[...document.images].filter(i => !i.complete || i.naturalWidth === 0).length"
+        )
+        assert broken == 0 and tab.evaluate("document.images.length") > 0
+        assert shown_weights(tab, "explore-01-1") == tab.evaluate(JANE_ROW, "Jane")
+        overflow = tab.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+        assert overflow <= 0
+    finally:
+        context.close()

@@ -15,6 +15,7 @@ from lecture17.experiments import DEMOS
 from lecture17.pipeline import fingerprint, record
 from lecture17.pipeline.aggregate import table_seeds
 from lecture17.reporting import claims as claims_mod
+from lecture17.reporting import explorer as explorer_mod
 from lecture17.reporting import notice as notice_mod
 from lecture17.reporting import page as page_mod
 from lecture17.reporting import robustness, teaching
@@ -144,6 +145,17 @@ class Report:
         if self.html:
             return f'<p class="notice"><b>注意看</b> {html.escape(said)}</p>'
         return f"*注意看*：{said}"
+
+    def explorer(self, demo_id: str, title: str, **spec) -> str:
+        """The attention explorer (HTML only: the Markdown, the text diffed against the
+        lecture, has the tables): a query to choose, its weights per head (reporting/explorer).
+        spec: query, key, quantity, head, where (the rows), heads ({label: name})."""
+        if not self.html or demo_id not in self.tables:
+            return ""
+        names = spec.pop("heads", None)
+        data = explorer_mod.weights(self.tables[demo_id], **spec)
+        anchor = f"explore-{demo_id.replace('.', '-')}"
+        return explorer_mod.explorer(data, title, anchor, names)
 
     def seeds_of(self, demo: str) -> str:
         """ "种子 0–2 的平均" or "种子 0": the seeds a table's cells are of (its `seeds` column);

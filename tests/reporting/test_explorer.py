@@ -1,0 +1,41 @@
+"""The attention explorer's data and markup (reporting/explorer.py); the browser tests drive it
+(tests/reporting/test_browser.py: tap, hover, keyboard, and the page without JavaScript)."""
+
+import json
+import re
+from html import unescape
+
+import pandas as pd
+import pytest
+
+from lecture17.reporting import explorer
+
+
+def table(rows):
+    frame = pd.DataFrame(rows, columns=["head", "query", "key", "mean"])
+    frame["quantity"] = "weight"
+    return frame
+
+
+ROWS = [(h, q, k, w) for h in ("1", "2") for q in ("a", "b") for k, w in (("x", 0.25), ("y", 0.75))]
+
+
+def test_the_weights_are_the_tables_per_head_query_and_key():
+    data = explorer.weights(table(ROWS), query="query", key="key", quantity="weight", head="head")
+    assert data["queries"] == ["a", "b"] and data["keys"] == ["x", "y"]
+    assert data["weights"] == [[[0.25, 0.75]] * 2] * 2
+
+
+def test_a_grid_with_a_hole_is_refused():
+    with pytest.raises(ValueError, match="full query × key grid"):
+        explorer.weights(table(ROWS[:-1]), query="query", key="key", quantity="weight", head="head")
+
+
+def test_the_block_draws_its_first_query_and_carries_every_weight():
+    rows = [("1", "a", "x", 0.1), ("1", "a", "y", 0.9), ("1", "b", "x", 0.6), ("1", "b", "y", 0.4)]
+    data = explorer.weights(table(rows), query="query", key="key", quantity="weight", head="head")
+    block = explorer.explorer(data, "t", "explore-t")
+    assert re.findall(r'class="w">([^<]*)<', block) == ["0.100", "0.900"]
+    assert 'aria-pressed="true">a<' in block and 'aria-pressed="false">b<' in block
+    carried = json.loads(unescape(re.search(r'data-weights="([^"]*)"', block).group(1)))
+    assert carried["weights"] == [[[0.1, 0.9], [0.6, 0.4]]] and carried["heads"] == ["头 1"]
