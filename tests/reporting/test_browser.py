@@ -289,7 +289,7 @@ def test_the_study_reading_is_at_most_one_and_a_half_lectures_and_the_audit_keep
 # -----------------------------------------------------------------------------
 # the attention explorer (reporting/explorer.py and the page's inline script)
 
-JANE_ROW = """(name) => {
+JANE_ROW = r"""(name) => {
     const table = [...document.querySelectorAll('main table')].find(t =>
         t.querySelector('th') && t.querySelector('th').textContent.trim() === 'query');
     const row = [...table.querySelectorAll('tr')].find(r =>
