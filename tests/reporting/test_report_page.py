@@ -925,6 +925,12 @@ def test_an_english_gloss_shows_once_in_the_study_reading_and_terms_always():
     # one word may be the word itself, not a translation: never hidden
     once = "<p>放进不同 batch，有 mask：</p><p>放进不同 batch，有 mask：</p>"
     assert report_html.english_once(once) == once
+    # a translation (four words or more) is the audit reading's from its first showing
+    title = "<p>l'Afrique 的打分 Scaled scores of each word（q·k）</p>"
+    assert '<span class="en"> Scaled scores of each word</span>' in report_html.english_once(title)
+    assert "Scaled scores" not in report_html.english_once(title).replace(
+        '<span class="en"> Scaled scores of each word</span>', ""
+    )
 
 
 def test_a_beyond_the_lecture_entry_in_the_contents_keeps_its_short_title_on_a_phone():

@@ -142,6 +142,9 @@ TERMS = frozenset(
     "padding look-ahead query key value hook".split()
 )
 HIDING = ("audit", "spread", "en")  # classes whose text the study reading does not show
+# A gloss of this many words is a translation of the Chinese before it ("Query and output of
+# l'Afrique"), not a term: the study reading hides it from its first showing
+TRANSLATION_WORDS = 4
 
 
 def _is_gloss(run: str) -> bool:
@@ -155,7 +158,8 @@ def _is_gloss(run: str) -> bool:
 
 def english_once(html_text: str) -> str:
     """Every English gloss after Chinese text is shown once in the study reading (the first
-    time it is visible there) and wrapped in <span class="en"> after that."""
+    time it is visible there) and wrapped in <span class="en"> after that; a translation of
+    TRANSLATION_WORDS words or more is wrapped from the first (the audit reading shows it)."""
     seen, out, stack = set(), [], []  # stack: (tag, hides) of the open elements
 
     def gloss(match: re.Match) -> str:
@@ -164,7 +168,8 @@ def english_once(html_text: str) -> str:
             return match[0]
         if any(hides for _, hides in stack):  # the audit reading's: never the first showing
             return match[0]
-        if run.lower() not in seen:
+        long = len(re.findall(r"[A-Za-z][\w'’\-.]*", run)) >= TRANSLATION_WORDS
+        if run.lower() not in seen and not long:
             seen.add(run.lower())
             return match[0]
         return f'<span class="en"> {run}</span>' + match[0][len(run) + 1 :]  # its space too
