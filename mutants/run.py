@@ -145,6 +145,7 @@ class Build:
     cores: int
     env: dict = field(default_factory=dict)  # extra environment (the simulated CPU)
     trace: bool = True
+    triggers: tuple[str, ...] = ()  # Snakemake's --rerun-triggers (default: all of them)
 
     def environment(self) -> dict:
         venv = Path(sys.executable).parent
@@ -173,6 +174,7 @@ class Build:
     def snakemake(self, *targets: str) -> bool:
         command = [sys.executable, "-m", "snakemake", "--cores", str(self.cores)]
         command += ["--configfile", protocol.CONFIG, "--replace-workflow-config", *targets]
+        command += ["--rerun-triggers", *self.triggers] if self.triggers else []
         return self.run(command, "mutants-build.log")
 
     def python(self, code: str) -> bool:

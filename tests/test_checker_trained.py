@@ -224,3 +224,27 @@ def test_the_scratch_copy_is_one_the_builds_dependency_scan_reads(tmp_path):
     student.put_in(FILES / "torch_correct.py", ["MultiHeadAttention"], tmp_path)
     files = deps.code_closure("lecture17.tiny_transformer", src=tmp_path / "src")
     assert {tmp_path / student.ADAPTERS, tmp_path / student.CHECKER_INIT} <= files
+
+
+def test_the_students_build_reruns_by_time_so_reference_jobs_keep_the_controls_files(
+    monkeypatch, tmp_path
+):
+    """The copy's tiny_transformer imports the adapters: Snakemake's input-set trigger would
+    rerun every job that imports it (a load_from_torch job on the student's class fails). The
+    build reruns by modification time only, and the files put in carry the edit's time."""
+    control = tmp_path / "control"
+    for path in (student.TARGET, student.ADAPTERS, student.CHECKER_INIT, "results/x.csv"):
+        (control / path).parent.mkdir(parents=True, exist_ok=True)
+        (control / path).write_text("x\n", encoding="utf-8")
+    monkeypatch.setattr(student.campaign, "demos_of", lambda build: {})
+    monkeypatch.setattr(student.campaign, "run_csvs", lambda demos, recorded: [])
+    build = student.prepare(CORRECT, ["MultiHeadAttention"], control, tmp_path / "b", [])
+    assert build.triggers == ("mtime",)
+    folder = tmp_path / "b"
+    edited = (folder / student.TARGET).stat().st_mtime
+    for path in (student.STUDENT, student.ADAPTERS, student.CHECKER_INIT):
+        assert (folder / path).stat().st_mtime == edited
+    commands = []
+    monkeypatch.setattr(type(build), "run", lambda self, command, log: commands.append(command))
+    build.snakemake("results/x.csv")
+    assert commands[0][-2:] == ["--rerun-triggers", "mtime"]
