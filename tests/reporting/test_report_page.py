@@ -489,6 +489,22 @@ def test_the_anti_diagonal_the_lecture_expects_is_marked_on_every_cross_attentio
     assert "讲义预期的反对角线" in legend or "the lecture's expectation" in legend
 
 
+@pytest.mark.skipif(bool(reference_missing()), reason=reference_missing() or "")
+@pytest.mark.parametrize("phone", [False, True])
+def test_the_attention_maps_draw_a_table_of_one_block(phone):
+    """check --trained on a student's layers: the Transformer's maps are not collected (the
+    adapter sees the layer, not the block in it), the GRU's are; the figure draws its one row
+    (it had crashed: one subfigure is not a list)."""
+    matplotlib.use("Agg")
+    from matplotlib import pyplot
+
+    table = tables_of(ROOT / "report/reference/tables")["05.3"]
+    table = table[(table["quantity"] != "map") | (table["model"] == "gru_attention")]
+    fig = figures.render("05.3_attention_maps", table, phone=phone)
+    assert len([ax for ax in fig.axes if ax.images]) == 1
+    pyplot.close(fig)
+
+
 CJK = re.compile(r"[\u4e00-\u9fff]")
 
 
