@@ -113,7 +113,8 @@ def prepare(
     shutil.rmtree(folder, ignore_errors=True)
     shutil.copytree(control_dir, folder, symlinks=True)
     put_in(student, classes, folder)
-    build = campaign.Build(folder, 1, trace=False, triggers=("mtime",))
+    partial = {"LECTURE17_PARTIAL_VIEWS": "1"}  # views of weights a student's layer hides
+    build = campaign.Build(folder, 1, partial, trace=False, triggers=("mtime",))
     demos = campaign.demos_of(build)
     runs = campaign.run_csvs(demos, False) + campaign.run_csvs(demos, True)
     campaign.keep_only(folder, TARGET, runs, set(rerun))
@@ -241,15 +242,80 @@ def run(
     return result | judged(control_dir, folder)
 
 
+def without_seed(table, seed: int):
+    """An aggregated table as if `seed` had not run: each row's seed values, mean, min, max,
+    std and n_seeds recomputed from the others (a row of that seed alone is dropped)."""
+    import numpy as np
+
+    from lecture17.pipeline.aggregate import per_seed
+
+    if "seeds" not in table.columns:
+        return table
+    parsed = [per_seed(text) if text else {} for text in table["seeds"]]
+    if not any(seed in p for p in parsed):
+        return table
+    kept = [{k: v for k, v in p.items() if k != seed} for p in parsed]
+    keep = [bool(k) or not p for k, p in zip(kept, parsed, strict=True)]
+    rows = table[keep].copy()
+    kept = [k for k, ok in zip(kept, keep, strict=True) if ok]
+    values = [np.array(list(k.values())) for k in kept]
+    for i, (k, v) in enumerate(zip(kept, values, strict=True)):
+        if not k:  # a row without per-seed values: as it was
+            continue
+        at = rows.index[i]
+        rows.loc[at, ["mean", "min", "max", "n_seeds"]] = [v.mean(), v.min(), v.max(), len(v)]
+        rows.loc[at, "std"] = v.std(ddof=1) if len(v) > 1 else 0.0
+        rows.loc[at, "seeds"] = " ".join(f"{s}:{x!r}" for s, x in k.items())
+    return rows
+
+
+def read_demos(entry: dict) -> set[str]:
+    """The tables a ledger entry reads: its demo's, its values' own, its recorded seeds'."""
+    demos = {str(entry.get("demo", ""))}
+    demos |= {str(v["demo"]) for v in entry.get("values", {}).values() if "demo" in v}
+    demos |= {str(d) for d in (entry.get("decide") or {}).get("recorded", [])}
+    return demos - {""}
+
+
+def one_seed_decides(control_dir: Path, folder: Path, ids: list[str]) -> list[str]:
+    """The flips that one seed of the student's build decides: with that seed left out, the
+    claim gets the control's verdict again. A correct implementation trains another sample,
+    and a sample has lagging seeds (the lecture's own §9.2 saw one); a flip one seed makes is
+    said, not counted. A real mistake fails on every seed (peek, no_scale: bench/README.md)."""
+    from lecture17.pipeline.aggregate import table_seeds
+    from lecture17.reporting import diff, ledger
+
+    control = campaign.loaded_control(control_dir)
+    mine = diff.load_build(folder)
+    ours = {o.entry["id"]: o.status for o in control.outcomes}
+    seeds = sorted({s for t in mine.tables.values() if "seeds" in t for s in table_seeds(t)})
+    fragile = []
+    for entry in (e for e in control.entries if e["id"] in set(ids)):
+        reads = read_demos(entry)
+        for seed in seeds:
+            tables = {d: without_seed(t, seed) if d in reads else t for d, t in mine.tables.items()}
+            (outcome,) = ledger.evaluate_all([entry], tables, mine.demos)
+            if outcome.status == ours[entry["id"]]:
+                fragile.append(entry["id"])
+                break
+    return fragile
+
+
 def judged(control_dir: Path, folder: Path) -> dict:
     """The student's build against the control, as the mutants' judge reads it: the counted
-    flips beyond the noise, less the claims the control cannot decide (excluded)."""
+    flips beyond the noise, less the claims the control cannot decide (excluded), those the
+    student's layers cannot show (their attention weights: "missing") and those one seed
+    decides (one_seed_decides)."""
     verdict = campaign.judge(control_dir, folder, campaign.read_noise(control_dir))
     excluded = excluded_claims(control_dir)
     credible = [f for f in verdict.credible if not f.startswith("claim ")]
     flips = [f for f in verdict.flips if f in credible and f not in excluded]
+    rows = claim_rows(control_dir, folder, flips)
+    hidden = {r["id"] for r in rows if r["student_status"] == "missing"}
+    lagging = set(one_seed_decides(control_dir, folder, [f for f in flips if f not in hidden]))
+    excluded |= {f: "hidden" for f in hidden} | {f: "one_seed" for f in lagging}
     return {
-        "flips": claim_rows(control_dir, folder, flips),
+        "flips": [r for r in rows if r["id"] not in hidden | lagging],
         "excluded_flips": {f: excluded[f] for f in verdict.flips if f in excluded},
         "noise_flips": [f for f in verdict.flips if f not in credible],
         "cells": [c for c in verdict.cells if c in credible],

@@ -248,3 +248,27 @@ def test_the_students_build_reruns_by_time_so_reference_jobs_keep_the_controls_f
     monkeypatch.setattr(type(build), "run", lambda self, command, log: commands.append(command))
     build.snakemake("results/x.csv")
     assert commands[0][-2:] == ["--rerun-triggers", "mtime"]
+
+
+def test_a_table_without_one_seed_is_recomputed_from_the_others():
+    import pandas as pd
+
+    table = pd.DataFrame(
+        {
+            "quantity": ["acc", "acc", "n"],
+            "mean": [0.484, 0.5, 3.0],
+            "min": [0.0, 0.5, 3.0],
+            "max": [0.968, 0.5, 3.0],
+            "std": [0.68, 0.0, 0.0],
+            "n_seeds": [2, 1, 1],
+            "seeds": ["100:0.968 101:0.0", "101:0.5", ""],
+        }
+    )
+    out = student.without_seed(table, 101)
+    assert list(out["quantity"]) == ["acc", "n"]  # the row of seed 101 alone is gone
+    first = out.iloc[0]
+    assert (first["mean"], first["min"], first["max"], first["n_seeds"]) == (0.968, 0.968, 0.968, 1)
+    assert first["seeds"] == "100:0.968" and out.iloc[1]["mean"] == 3.0
+    assert student.without_seed(table, 7) is table  # a seed it does not have: unchanged
+    entry = {"demo": "07.5", "values": {"tf": {"demo": "07.6"}}, "decide": {"recorded": ["07.7"]}}
+    assert student.read_demos(entry) == {"07.5", "07.6", "07.7"}

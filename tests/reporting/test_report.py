@@ -66,6 +66,19 @@ def test_a_view_that_selects_nothing_is_an_error():
         render_view(TABLE, {"title": "t", "quantities": ["nothing"], "index": ["model"]})
 
 
+def test_a_partial_build_says_a_view_has_no_rows_instead(monkeypatch):
+    """check --trained's scratch build (LECTURE17_PARTIAL_VIEWS=1): a student's layers hide
+    their attention weights, so those views select nothing there; said, not raised."""
+    from lecture17.reporting import template_api
+
+    view = {"title": "t", "quantities": ["nothing"], "index": ["model"], "section": "§1"}
+    report = template_api.Report({"01.4": TABLE}, {"01.4": [view]}, [], {})
+    with pytest.raises(ValueError, match="selects no rows"):
+        report.view(view, "01.4", [])
+    monkeypatch.setattr(template_api, "PARTIAL", True)
+    assert "本次构建没有这张表的行" in "".join(report.view(view, "01.4", []))
+
+
 def test_terminal_tables_align_chinese_text_at_two_columns_per_character():
     assert width("注意力 ab") == 9
     lines = as_text("| 模型 model | 值 |\n|---|---|\n| rnn | 0.5 |").splitlines()

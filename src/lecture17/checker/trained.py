@@ -24,7 +24,11 @@ Two parts:
 2. the trained demos that reach the classes, rebuilt on the reduced protocol of `make mutants`
    and judged against its cached control (mutants/student.py, in a subprocess: the campaign's
    code lives beside src/, in the checkout). It prints the expected time before it starts and
-   a progress bar while it runs.
+   a progress bar while it runs. Not counted, and said: claims the control cannot decide or
+   decides otherwise than the full build, claims on attention weights that a student's layer
+   keeps inside it (the demos read the reference's blocks), and a flip that one seed decides
+   (with that seed left out the claim keeps the control's verdict: a correct class trains
+   another sample, and samples have lagging seeds).
 """
 
 import inspect
@@ -206,7 +210,12 @@ def _build_lines(b: dict) -> list[str]:
     if not b.get("flips"):
         out.append("  ✓ 没有一条计入的结论改变 no counted claim changed")
     if b.get("excluded_flips"):
-        words = {"blind": "对照定不了", "short": "200 步时还看不出"}
+        words = {
+            "blind": "对照定不了",
+            "short": "200 步时还看不出",
+            "hidden": "注意力权重在你的层里面，演示拿不到",
+            "one_seed": "只差一个种子：正确的实现也会有落后的种子",
+        }
         said = ", ".join(f"{c}（{words[k]}）" for c, k in b["excluded_flips"].items())
         out.append(f"  不判 not judged: {said}")
     if b.get("noise_flips"):
