@@ -196,9 +196,7 @@ def attention_maps(table, ax):
     fig.set_size_inches(PHONE_WIDTH if phone else min(MAX_WIDTH, 1.75 * n_cols + 0.9), height)
     labels = _attention_rows()
     ratios = [grid_rows[n] + (0.9 if phone and n == list(rows)[-1] else 0.4) for n in rows]
-    # squeeze=False: one row of maps (a build whose table has one block, e.g. check --trained
-    # on a student's layers) is a list of one subfigure too
-    subfigs = fig.subfigures(len(rows), 1, squeeze=False, height_ratios=ratios).ravel()
+    subfigs = fig.subfigures(len(rows), 1, squeeze=False, height_ratios=ratios).ravel()  # 1 row too
     for subfig, (name, panels) in zip(subfigs, rows.items(), strict=True):
         heading, x_label, y_label = labels[name]
         axes = subfig.subplots(grid_rows[name], n_cols, squeeze=False).ravel()
