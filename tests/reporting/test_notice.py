@@ -22,7 +22,7 @@ from lecture17.reporting.views import load_views
 
 ROOT = Path(__file__).resolve().parents[2]
 VIEWS = load_views(ROOT / "report" / "views")
-NOTICES = load_notices(ROOT / "report" / "notices.yaml", {})
+NOTICES = load_notices(ROOT / "report" / "notices.yaml")
 needs_reference = pytest.mark.skipif(bool(reference_missing()), reason=reference_missing() or "")
 
 

@@ -64,14 +64,14 @@ def load_lessons(path: Path) -> dict:
     return lessons
 
 
-def load_notices(path: Path, figures: dict | None = None) -> dict:
+def load_notices(path: Path) -> dict:
     """report/notices.yaml: {figure: notice} (reporting.notice), each validated; {} when absent.
     A view's notice sits in its view (report/views); a figure's here."""
     if not Path(path).is_file():
         return {}
     notices = yamlio.load(Path(path).read_text(encoding="utf-8")) or {}
     for name, spec in notices.items():
-        if figures is not None and name not in FIGURES:
+        if name not in FIGURES:
             raise ValueError(f"{path}: {name} is not a figure of the registry")
         spec = {k: v for k, v in spec.items() if k not in ("table", "machine_dependent")}
         notice_mod.validate(spec, f"{path}: {name}")
@@ -111,7 +111,7 @@ def build(args) -> tuple[str, str]:
         "MACHINE_END": MACHINE_END,
     }
     lessons = load_lessons(args.lessons or args.ledger.parent / "lessons.yaml")
-    notices = load_notices(args.notices or args.ledger.parent / "notices.yaml", figures)
+    notices = load_notices(args.notices or args.ledger.parent / "notices.yaml")
     texts = []
     for html_mode in (False, True):
         report = Report(tables, views, outcomes, figures, args.recorded, demos, html_mode)
