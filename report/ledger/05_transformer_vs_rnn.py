@@ -12,8 +12,8 @@ from lecture17.reporting.rates import (
     at_least_once,
     decide,
     rate_text,
+    run_chance_decision,
     seeds_to_decide,
-    wilson,
 )
 
 # -----------------------------------------------------------------------------
@@ -28,21 +28,11 @@ def _one(v, name: str) -> float:
 # §9.2 results: the three models, three seeds each
 
 
-def _run_chance(k: int, n: int, shows) -> tuple[float, float]:
-    """The 95 % interval of the chance that a 3-seed run shows something, from the recorded
-    seeds' rate k / n of a per-seed event (Wilson) and `shows(p)`, that chance as a monotone
-    function of the event's probability p (C109's construction: a seed's own event, so the
-    recorded seeds are n independent trials)."""
-    a, b = (shows(p) for p in wilson(k, n))
-    return min(a, b), max(a, b)
-
-
 def _rate_finding(k: int, n: int, shows, event: str, what: str, threshold: float) -> Finding:
-    """R12 on a per-seed rate: holds when the chance's interval lies above 1/2, fails below,
-    else not resolvable with the seeds that would decide it (at the rate seen). `threshold`:
-    the event's probability at which the chance is exactly 1/2."""
-    lo, hi = _run_chance(k, n, shows)
-    ok = True if lo > 0.5 else False if hi < 0.5 else None
+    """R12 on a per-seed rate (rates.run_chance_decision): holds when the chance's interval
+    lies above 1/2, fails below, else not resolvable with the seeds that would decide it (at the
+    rate seen). `threshold`: the event's probability at which the chance is exactly 1/2."""
+    ok, lo, hi = run_chance_decision(k, n, shows)
     more = seeds_to_decide(k, n, threshold) if ok is None else None
     need = f"；按这个比率再要约 {more} 个种子 about {more} more seeds would decide" if more else ""
     return Finding(
@@ -89,15 +79,13 @@ def c109_a_three_seed_run_shows_a_lagging_seed(v) -> Finding:
     when that chance lies above 1/2, fails below, not resolvable in between."""
     tf = np.asarray(v["tf_16"], float)
     lagging = int(np.sum(tf < np.median(tf) - 0.1))
-    lo, hi = (at_least_once(p, 3) for p in wilson(lagging, len(tf)))
-    ok = True if lo > 0.5 else False if hi < 0.5 else None
-    more = seeds_to_decide(lagging, len(tf), 1 - (1 / 2) ** (1 / 3)) if ok is None else None
-    need = f"；按这个比率再要约 {more} 个种子 about {more} more seeds would decide" if more else ""
-    return Finding(
-        ok,
-        f"记录的 Transformer 种子里落后的 lagging recorded seeds: {rate_text(lagging, len(tf))}；"
-        f"一次 3 个种子的运行至少出现一个的概率 chance a 3-seed run shows one: {lo:.2f}–{hi:.2f}"
-        f"（和 1/2 比 against 1/2）{need}",
+    return _rate_finding(
+        lagging,
+        len(tf),
+        lambda p: at_least_once(p, 3),
+        "记录的 Transformer 种子里落后的 lagging recorded seeds",
+        "至少出现一个 shows one",
+        1 - (1 / 2) ** (1 / 3),
     )
 
 

@@ -11,7 +11,9 @@
 """
 
 import copy
+import os
 from functools import cache
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -23,7 +25,7 @@ from lecture17.pipeline import aggregate as aggregate_mod
 from lecture17.pipeline.aggregate import aggregate, read_runs
 from lecture17.pipeline.csvio import write_csv
 from lecture17.pipeline.job import run_demo
-from lecture17.reporting import checks, ledger
+from lecture17.reporting import checks, ledger, rates
 from lecture17.reporting.diff import load_tables
 from lecture17.reporting.views import load_views
 
@@ -555,3 +557,112 @@ def test_no_claim_sentence_names_a_value_by_its_selector_name():
         text = claims.sentence(o)
         shown = [n for n in names if re.search(rf"(?<![\w.]){re.escape(n)}(?!\w)", text)]
         assert not shown, f"{o.entry['id']}: {shown} in {text[:200]}"
+
+
+# -------------------------------------------------------------------------------------------
+# One assertion, one counted verdict, a rule that can reach both verdicts
+
+
+def _normalised(text: str) -> str:
+    return " ".join(text.split())
+
+
+def test_every_entry_names_the_span_it_judges_and_the_quantity_it_asserts():
+    for e in entries():
+        assert _normalised(str(e.get("span", ""))), f"{e['id']}: no span"
+        assert str(e.get("asserts", "")).replace("_", "").isalnum(), f"{e['id']}: asserts"
+
+
+def test_every_span_is_verbatim_lecture_text():
+    """The span is the lecture's own text (whitespace normalised): a paraphrase fails."""
+    path = os.environ.get("LECTURE17_TEXT")
+    if not path:
+        pytest.skip("LECTURE17_TEXT not set: the lecture's text is not part of the clone")
+    lecture = _normalised(Path(path).read_text(encoding="utf-8"))
+    missing = [e["id"] for e in entries() if _normalised(e["span"]) not in lecture]
+    assert not missing, f"spans that are not the lecture's text: {missing}"
+
+
+def test_no_two_counted_entries_judge_one_assertion():
+    """Two counted entries on the same span and quantity would count one assertion twice."""
+    seen = {}
+    for e in entries():
+        if ledger.counts(e):
+            key = ledger.assertion(e)
+            assert key not in seen, f"{seen.get(key)} and {e['id']} both count {key}"
+            seen[key] = e["id"]
+
+
+def test_twins_pair_each_other_and_the_pre_registered_one_decides(tmp_path):
+    """The loader refuses a second counted twin and an evidence twin that is pre-registered."""
+    twins = [
+        {"id": "X1", "section": "§1", "claim": "a", "lecture": "b", "class": "cited"},
+        {"id": "X2", "section": "§1", "claim": "a", "lecture": "b", "class": "cited"},
+    ]
+    for t in twins:
+        t.update(span="同一句话", asserts="q")
+    for edit, message in [
+        ({}, "one pair"),
+        ({0: {"pair": "X2"}, 1: {"pair": "X1"}}, "exactly one"),
+        (
+            {0: {"pair": "X2", "preregistered": True, "evidence": True}, 1: {"pair": "X1"}},
+            "decides",
+        ),
+    ]:
+        ledger_file = tmp_path / "twins.yaml"
+        case = [{**t, **edit.get(i, {})} for i, t in enumerate(twins)]
+        ledger_file.write_text(yaml.safe_dump(case, allow_unicode=True), encoding="utf-8")
+        with pytest.raises(ValueError, match=message):
+            ledger.load_ledger(ledger_file)
+
+
+def test_the_headline_counts_by_fields_not_names():
+    """A derivation (the lecture's own arithmetic) and an evidence twin are not counted."""
+    entry = {"class": "seeded"}
+    assert ledger.counts(entry)
+    assert not ledger.counts({**entry, "derivation": "√4 = 2"})
+    assert not ledger.counts({**entry, "evidence": True})
+    assert not ledger.counts({"class": "echo"})
+
+
+def _rules_of(entry) -> list:
+    """The rate rules the entry's evaluation on the reference tables decided by (rates.TRACE)."""
+    rates.TRACE = []
+    try:
+        ledger.evaluate(entry, reference_tables(), config())
+        return list(rates.TRACE)
+    finally:
+        rates.TRACE = None
+
+
+@pytest.mark.parametrize(
+    "entry", [e for e in claims_with_values() if not e.get("evidence")], ids=lambda e: e["id"]
+)
+def test_every_rate_rule_can_reach_both_verdicts_with_the_seeds_recorded(entry):
+    """A rate over n seeds decided by a rule (a Wilson interval against a threshold, the chance
+    a 3-seed run shows it) must hold for some k of n and fail for another: a rule that cannot
+    fail (or hold) with the seeds the build records decides nothing. n is the number of seeds
+    the evaluation read from the reference tables (the recordings the config names)."""
+    if not demos_of(entry) <= set(reference_tables()):
+        pytest.skip(f"{entry['id']}: a demo not in the reference build")
+    for n, rule in _rules_of(entry):
+        reached = {rule(k) for k in range(n + 1)}
+        assert {True, False} <= reached, f"{entry['id']}: with n = {n}, only {reached}"
+
+
+def test_the_reachability_test_can_fail():
+    """Ten seeds of a rule 'a 3-seed run shows it' judged at 3 disjoint runs reach neither."""
+    rates.TRACE = []
+    try:
+        rates.three_seed_decision(0.5, 10)
+        ((n, rule),) = rates.TRACE
+    finally:
+        rates.TRACE = None
+    assert {rule(k) for k in range(n + 1)} == {None}
+    rates.TRACE = []
+    try:
+        rates.three_seed_decision(0.5, 12)
+        ((n, rule),) = rates.TRACE
+    finally:
+        rates.TRACE = None
+    assert {True, False} <= {rule(k) for k in range(n + 1)}

@@ -223,7 +223,7 @@ def point_sentence(outcomes, topic: str, sections: str, html_mode: bool) -> str:
     are only pointed to: their verdicts change from run to run, and this text does not."""
     wanted = sections.split()
     chosen = [o for o in outcomes if in_sections(o, wanted)]
-    counted = [o for o in chosen if o.entry["class"] in ledger_mod.COUNTED]
+    counted = [o for o in chosen if ledger_mod.counts(o.entry)]
     timings = [o for o in chosen if o.entry["class"] == "timing"]
     where = "、".join(section_ref(s, html_mode) for s in wanted)
     head = f"{topic}（{where}）："

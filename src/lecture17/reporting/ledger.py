@@ -60,6 +60,7 @@ from lecture17.reporting.ledger_entry import (  # noqa: F401 - the ledger's name
     _has_values,
     _selectors,
     _show_names,
+    counts,
     fmt_values,
     lecture_numbers,
     ours_fields,
@@ -123,6 +124,11 @@ ENTRY_KEYS = {
     "judges",  # with `pair`: the part of the sentence this claim judges, in a few words
     "ours",  # the study reading's "ours" as words around the values: "L = 8 时 {a[0]}"
     "predict",  # an exercise to predict before it runs: {who, lecture, opposite} (§13)
+    "span",  # the verbatim text of lecture17.txt this entry judges (whitespace normalised)
+    "asserts",  # the quantity or property it asserts within that span: snake_case
+    "derivation",  # the lecture computed the number itself ("√4 = 2"): never counted
+    "preregistered",  # true: its rule was written before its runs
+    "evidence",  # true: its twin (same span and asserts, its `pair`) decides; shown, not counted
 }
 DECIDE_KEYS = {"recorded", "where"}  # (not "on": YAML 1.1 reads it as true)
 NEEDS = ("cuda",)
@@ -169,7 +175,36 @@ def load_ledger(path) -> list[dict]:
     for one, other in pairs.items():  # a pair names each other: both sentences say it
         if pairs.get(other) != one:
             raise ValueError(f"ledger entry {one!r}: pair {other!r} does not name it back")
+    _validate_twins(entries)
     return entries
+
+
+def assertion(entry: dict) -> tuple[str, str]:
+    """What an entry judges: its span of the lecture (whitespace normalised) and quantity."""
+    return " ".join(str(entry.get("span", "")).split()), str(entry.get("asserts", ""))
+
+
+def _validate_twins(entries: list[dict]) -> None:
+    """Two entries on one assertion (the same span and quantity) are twins: they name each
+    other as `pair`, exactly one is shown as the other's `evidence`, and a pre-registered one
+    decides. More than two on one assertion is refused."""
+    twins: dict = {}
+    for e in entries:
+        twins.setdefault(assertion(e), []).append(e)
+    for e in entries:
+        group = twins[assertion(e)] if all(assertion(e)) else [e]
+        if e.get("evidence") and len(group) != 2:
+            raise ValueError(f"ledger entry {e['id']!r}: evidence of what? no twin on its span")
+        if len(group) < 2 or group[0] is not e:
+            continue
+        ids = [t["id"] for t in group]
+        if len(group) > 2 or group[0].get("pair") != ids[1]:
+            raise ValueError(f"ledger entries {ids}: one assertion, so one pair (`pair`)")
+        evidence = [t for t in group if t.get("evidence")]
+        if len(evidence) != 1:
+            raise ValueError(f"ledger entries {ids}: twins; exactly one is `evidence: true`")
+        if evidence[0].get("preregistered"):
+            raise ValueError(f"ledger entries {ids}: the pre-registered twin decides")
 
 
 MODULES: dict = {}  # predicate files loaded so far, by path (each is run once per process)

@@ -29,6 +29,15 @@ STATUS = {
 }
 AGREES = ("same", "precision", "holds", "echo", "timing", "cited", "gpu")
 REPRODUCED = ("same", "precision", "holds")  # what a counted claim must show to count
+
+
+def counts(entry: dict) -> bool:
+    """Whether a claim counts in the headline: one of the lecture's own results, i.e. of a
+    counted class, not the lecture's own arithmetic (`derivation`) and not the evidence of a
+    twin that decides the same assertion."""
+    return entry["class"] in COUNTED and "derivation" not in entry and not entry.get("evidence")
+
+
 PASSED = {  # status when the checks hold, by class
     "exact": "same",
     "reconstructed": "same",

@@ -10,7 +10,6 @@ from lecture17.pipeline import aggregate as tables_mod
 from lecture17.reporting import checks
 from lecture17.reporting.ledger_entry import (
     CLASSES,
-    COUNTED,
     PASSED,
     REDUCE,
     REPRODUCED,
@@ -19,6 +18,7 @@ from lecture17.reporting.ledger_entry import (
     _has_values,
     _selectors,
     _show_names,
+    counts,
     fmt_values,
     lecture_numbers,
     scalar_or_list,
@@ -317,8 +317,8 @@ def reproduced(outcomes: list[Outcome]) -> dict:
     """How many claims were reproduced, reproduced from a reconstructed input, or shown back."""
     return {
         # a verdict that needs data not built here ("needs a GPU") is never counted as agreeing
-        "reproduced": sum(o.entry["class"] in COUNTED and o.status in REPRODUCED for o in outcomes),
-        "counted": sum(o.entry["class"] in COUNTED for o in outcomes),
+        "reproduced": sum(counts(o.entry) and o.status in REPRODUCED for o in outcomes),
+        "counted": sum(counts(o.entry) for o in outcomes),
         "reconstructed": sum(o.entry["class"] == "reconstructed" and o.agrees for o in outcomes),
         "echo": sum(o.entry["class"] == "echo" for o in outcomes),
     }

@@ -18,6 +18,17 @@ import math
 
 Z95 = 1.959963984540054  # the standard normal's 97.5% quantile
 
+# Every rate decision made while TRACE is a list appends (n, rule): n the seeds (or the runs'
+# seeds) it was decided on, rule(k) the verdict the same rule gives k of those n. A test
+# evaluates the ledger with it on and asks, of every rule, that k = 0 … n reaches both
+# "holds" and "differs" (tests/reporting/test_ledger.py).
+TRACE: list | None = None
+
+
+def _trace(n: int, rule) -> None:
+    if TRACE is not None:
+        TRACE.append((n, rule))
+
 
 def wilson(k: int, n: int, z: float = Z95) -> tuple[float, float]:
     """The Wilson score interval of a proportion k/n (95% by default)."""
@@ -49,9 +60,15 @@ def seeds_to_decide(k: int, n: int, threshold: float, limit: int = 1000) -> int 
     return None
 
 
+def _above(k: int, n: int, threshold: float) -> bool | None:
+    lo, hi = wilson(k, n)
+    return True if lo > threshold else False if hi < threshold else None
+
+
 def decide(k: int, n: int, threshold: float = 0.5) -> tuple[bool | None, str]:
     """(verdict, sentence) of a rate k/n against its pass rule "rate > threshold": True when the
     95% Wilson interval lies above the threshold, False when below, None when it straddles."""
+    _trace(n, lambda k_: _above(k_, n, threshold))
     lo, hi = wilson(k, n)
     text = rate_text(k, n)
     if lo > threshold:
@@ -87,6 +104,7 @@ def three_seed_decision(chance: float, n_seeds: int) -> tuple[bool | None, str]:
     Wilson interval at disjoint_runs(n_seeds) trials (the formula holds for a fractional count);
     not resolvable with fewer than 3 seeds or while the interval straddles 1/2, saying how many
     more seeds (at the chance seen) would decide it."""
+    _trace(n_seeds, lambda k: three_seed_decision(k / n_seeds, n_seeds)[0] if n_seeds else None)
     runs = disjoint_runs(n_seeds)
     if runs == 0 or not math.isfinite(chance):
         return None, f"只有 {n_seeds} 个记录的种子，凑不出一次 3 个种子的运行 fewer than 3 seeds"
@@ -104,3 +122,29 @@ def three_seed_decision(chance: float, n_seeds: int) -> tuple[bool | None, str]:
         if more:
             words += f"；按这个概率再要约 {more} 个种子 about {more} more seeds would decide"
     return ok, words
+
+
+# -----------------------------------------------------------------------------
+# the chance that a 3-seed run shows a per-seed event (rulebook R12)
+
+
+def run_chance(k: int, n: int, shows) -> tuple[float, float]:
+    """The 95 % interval of the chance that a 3-seed run shows something, from the recorded
+    seeds' rate k / n of a per-seed event (Wilson) and `shows(p)`, that chance as a monotone
+    function of the event's probability p (a seed's own event, so the recorded seeds are n
+    independent trials)."""
+    a, b = (shows(p) for p in wilson(k, n))
+    return min(a, b), max(a, b)
+
+
+def run_chance_decision(k: int, n: int, shows) -> tuple[bool | None, float, float]:
+    """(verdict, lo, hi) of R12 on a per-seed rate: holds when the chance's interval lies above
+    1/2, fails below, None in between."""
+
+    def rule(k_: int) -> bool | None:
+        lo_, hi_ = run_chance(k_, n, shows)
+        return True if lo_ > 0.5 else False if hi_ < 0.5 else None
+
+    _trace(n, rule)
+    lo, hi = run_chance(k, n, shows)
+    return rule(k), lo, hi
