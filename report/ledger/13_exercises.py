@@ -127,26 +127,24 @@ def ex9a_little_effect(v) -> Finding:
 
 @check
 def ex9b_clearly_larger(v) -> Finding:
-    """ "明显得多", per seed (R13): a seed shows it when its drop without the scale at
-    d_k = 256 is ≥ 0.05 and exceeds its drop at d_k = 16 (the same seed's runs); holds when
-    most seeds do (95 % interval above 1/2)."""
+    """ "明显得多", on the exercise's own run (its seeds, 03.5's two): a seed shows it when its
+    drop without the scale at d_k = 256 is ≥ 0.05 and exceeds its drop at d_k = 16 (the same
+    seed's runs). The exercise asks what a student's run of these seeds will show, so it holds
+    when every seed shows it, differs when none does, and is not resolvable when they split."""
     drop_256 = v["scaled_256"] - v["unscaled_256"]
     drop_64 = v["scaled_64"] - v["unscaled_64"]
     if len(drop_256) != len(drop_64):
         raise ValueError(f"seeds do not pair: {len(drop_256)} at d_k = 256, {len(drop_64)} at 16")
     shows = (drop_256 >= 0.05) & (drop_256 > drop_64)
-    ok, text = decide(int(shows.sum()), len(shows))
+    k, n = int(shows.sum()), len(shows)
+    ok = True if k == n else False if k == 0 else None
     return Finding(
         ok,
         f"去掉缩放后逐词准确率的下降 drop without the scale，每个种子 per seed：d_k = 256（1 个头）"
         f"{', '.join(f'{d:+.3f}' for d in drop_256)}，d_k = 16（4 个头）"
         f"{', '.join(f'{d:+.3f}' for d in drop_64)}；明显得多的种子 seeds where it is clearly "
-        f"larger：{text}",
+        f"larger：{k}/{n}（每个种子都要 every seed must）",
     )
-
-
-# -----------------------------------------------------------------------------
-# Ex9: the numbers it quotes from 02.1–02.3
 
 
 @check
@@ -264,18 +262,18 @@ EXAMPLES = {
         "holds": {"scaled": [0.9], "unscaled": [0.88]},
         "fails": {"scaled": [0.9], "unscaled": [0.7]},
     },
-    "L17-Ex9b": {  # ten seeds' runs: a clear drop at d_k = 256 on most, or on none
+    "L17-Ex9b": {  # the exercise's two seeds: a clear drop at d_k = 256 on both, or on none
         "holds": {
-            "scaled_256": [0.9] * 10,
-            "unscaled_256": [0.6] * 9 + [0.89],
-            "scaled_64": [0.9] * 10,
-            "unscaled_64": [0.88] * 10,
+            "scaled_256": [0.9, 0.9],
+            "unscaled_256": [0.6, 0.8],
+            "scaled_64": [0.9, 0.9],
+            "unscaled_64": [0.88, 0.89],
         },
         "fails": {
-            "scaled_256": [0.9] * 10,
-            "unscaled_256": [0.88] * 10,
-            "scaled_64": [0.9] * 10,
-            "unscaled_64": [0.88] * 10,
+            "scaled_256": [0.9, 0.9],
+            "unscaled_256": [0.89, 0.88],
+            "scaled_64": [0.9, 0.9],
+            "unscaled_64": [0.88, 0.89],
         },
     },
 }
