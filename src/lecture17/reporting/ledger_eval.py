@@ -122,9 +122,10 @@ def decided_on_recorded(entry: dict, tables: dict, settings: dict | None = None)
     default build's protocol seeds are evaluated too and kept as `protocol`: shown, never
     deciding."""
     from lecture17.experiments import DEMOS
-    from lecture17.reporting.rates import decide
+    from lecture17.reporting.rates import decide, untraced
 
-    protocol = evaluate_protocol(entry, tables, settings)
+    with untraced():  # shown beside, never deciding
+        protocol = evaluate_protocol(entry, tables, settings)
     recorded = list(entry["decide"]["recorded"])
     replaced = {DEMOS[d].extends for d in recorded}
     if missing := [d for d in recorded if d not in tables]:
@@ -136,12 +137,15 @@ def decided_on_recorded(entry: dict, tables: dict, settings: dict | None = None)
         whole = evaluate_protocol(plain, {**tables, **dict.fromkeys(replaced, table)}, settings)
         whole.protocol = protocol
         return whole
-    statuses = [
-        evaluate_protocol(
-            plain, {**tables, **dict.fromkeys(replaced, tables_mod.seed_table(table, s))}, settings
-        ).status
-        for s in tables_mod.table_seeds(table)
-    ]
+    with untraced():  # each seed alone; the rate over them decides
+        statuses = [
+            evaluate_protocol(
+                plain,
+                {**tables, **dict.fromkeys(replaced, tables_mod.seed_table(table, s))},
+                settings,
+            ).status
+            for s in tables_mod.table_seeds(table)
+        ]
     judged = [s for s in statuses if s in ("holds", "differs")]
     if not judged:
         text = f"记录的 {len(statuses)} 个种子都无法分辨 no recorded seed decides"
@@ -153,7 +157,8 @@ def decided_on_recorded(entry: dict, tables: dict, settings: dict | None = None)
             ok, f"记录的种子里讲义的话成立的 recorded seeds on which it holds: {text}"
         )
     status = "unresolved" if ok is None else "holds" if ok else "differs"
-    whole = evaluate_protocol(plain, {**tables, **dict.fromkeys(replaced, table)}, settings)
+    with untraced():  # the seeds together: shown as the detail
+        whole = evaluate_protocol(plain, {**tables, **dict.fromkeys(replaced, table)}, settings)
     return Outcome(
         entry,
         status,

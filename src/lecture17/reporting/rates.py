@@ -15,6 +15,7 @@ interval straddles it — with how many more seeds, at the rate seen, would deci
 """
 
 import math
+from contextlib import contextmanager
 
 Z95 = 1.959963984540054  # the standard normal's 97.5% quantile
 
@@ -28,6 +29,18 @@ TRACE: list | None = None
 def _trace(n: int, rule) -> None:
     if TRACE is not None:
         TRACE.append((n, rule))
+
+
+@contextmanager
+def untraced():
+    """Rate decisions that do not decide the claim (the protocol seeds shown beside it, one
+    recorded seed of a per-seed claim) are left out of TRACE."""
+    global TRACE
+    kept, TRACE = TRACE, None
+    try:
+        yield
+    finally:
+        TRACE = kept
 
 
 def wilson(k: int, n: int, z: float = Z95) -> tuple[float, float]:
