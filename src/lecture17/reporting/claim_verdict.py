@@ -143,12 +143,17 @@ STUDY_LABEL = {  # the study reading's badge: the sign and the Chinese word (the
 PARTLY = "partly"  # the study reading's badge for a compound claim whose lesson partly holds
 SYMBOL[PARTLY], STUDY_LABEL[PARTLY], SUPPORTS[PARTLY] = "◐", "部分成立", "部分支持讲义"
 LABELS[PARTLY] = "部分成立 partly"
+EVIDENCE = "evidence"  # the study reading's badge of a twin that its pre-registered twin decides
+SYMBOL[EVIDENCE], STUDY_LABEL[EVIDENCE], SUPPORTS[EVIDENCE] = "→", "佐证（不计数）", ""
+LABELS[EVIDENCE] = "佐证 evidence"
 
 
 def study_verdict(o) -> str:
     """The study reading's verdict: the page's, except that a compound claim (`parts`) with a
     part that holds and one that fails is "partly" (the audit reading keeps "differs", or a
-    timing's "does not hold here")."""
+    timing's "does not hold here"), and a twin shown as the other's evidence is "evidence"."""
+    if o.entry.get("evidence"):  # one assertion, one verdict: its twin's card carries it
+        return EVIDENCE
     partly = verdict(o) in ("differs", "timing_fails") and parts_word(o)
     return PARTLY if partly else verdict(o)
 

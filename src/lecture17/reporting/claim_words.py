@@ -149,13 +149,25 @@ def protocol_note(o) -> str:
 
 
 def pair_note(o, others: dict) -> str:
-    """A lecture sentence judged by two claims (`pair`) that disagree: which part each judges,
-    and which one decides."""
+    """A lecture sentence judged by two claims (`pair`): twins (one assertion) say, every time,
+    which one decides and that the other is its evidence, not counted; two parts of a sentence
+    that disagree say which part each judges, and which one decides."""
     other = others.get(o.entry.get("pair"))
-    if other is None or agreement(other) == agreement(o):
+    if other is None:
         return ""
     section = exercise_words(other.entry["section"].split("/")[0].strip())
     first = f"{section} 演示 {_demo(other.entry)}"
+    if o.entry.get("evidence"):
+        v = study_verdict(other)
+        return (
+            f"这句话以 {first} 那一条为准（{SYMBOL[v]} {STUDY_LABEL[v]}"
+            + ("，它的规则在运行之前定下" if other.entry.get("preregistered") else "")
+            + "）；本条是它的佐证，不单独计数。"
+        )
+    if other.entry.get("evidence"):
+        return f"{first} 另有一条用另一种算法看同一句话，只作本条的佐证，不单独计数。"
+    if agreement(other) == agreement(o):
+        return ""
     rated = [c for c in (o, other) if c.protocol is not None and c.detail]
     decides = ""
     if len(rated) == 1:  # the one judged seed by seed on the recorded seeds decides
@@ -216,6 +228,8 @@ def takeaway(o, others: dict | None = None) -> str:
     claim = chinese_part(e["claim"])
     if e.get("flag") and e["flag"] not in claim:  # the reading it rests on, explained at the top
         claim += f"（{e['flag']}）"
+    if e.get("evidence"):  # its twin's card carries the verdict: numbers and the pointer only
+        return f"{claim}——{numbers}。" + pair_note(o, others or {})
     text = f"{claim}——{numbers}" + (f"：{word}" if word else "") + "。"
     if o.why and not agreement(o):
         text += f"可能的原因：{o.why}。"

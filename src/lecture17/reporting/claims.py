@@ -30,6 +30,7 @@ from lecture17.reporting.claim_verdict import (  # noqa: F401 - the page's names
     SUPPORTS,
     SYMBOL,
     VERDICT,
+    _demo,
     agreement,
     badge,
     claim_ref,
@@ -138,6 +139,36 @@ def short_claim(claim: str) -> str:
 
 
 EXERCISE_PREFIX = re.compile(r"^ 练习 \d+：")  # "练习 8：" after the link "练习 8" says it twice
+
+
+def overview_sentences(outcomes) -> str:
+    """The overview's three plain sentences, over the lecture's own results (ledger.counts: one
+    verdict per assertion, the lecture's arithmetic and the evidence twins left out): how many
+    hold; where those that do not come from (training or not); what an undecided one means."""
+    from lecture17.experiments import DEMOS
+
+    own = [o for o in outcomes if ledger_mod.counts(o.entry)]
+    by = {v: [o for o in own if study_verdict(o) == v] for v in ("differs", PARTLY, "unresolved")}
+    held = len(own) - sum(len(v) for v in by.values())
+    trained = [
+        o
+        for o in by["differs"]
+        if getattr(DEMOS.get(_demo(o.entry)), "kind", "") in ("training", "recorded")
+    ]
+    first = (
+        f"只数讲义自己的结果、一句话一个判定：{len(own)} 条里我们的运行支持 {held} 条，"
+        f"部分支持 {len(by[PARTLY])} 条，不支持 {len(by['differs'])} 条，"
+        f"还定不了 {len(by['unresolved'])} 条。"
+    )
+    second = (
+        f"不支持的 {len(by['differs'])} 条里 {len(trained)} 条是训练出来的数字"
+        f"（另 {len(by['differs']) - len(trained)} 条不训练）；每张卡片写出我们的数字和判定的规则，"
+        "能查到原因的写出原因。"
+        if by["differs"]
+        else "没有不支持讲义的结论。"
+    )
+    third = "“还定不了”是我们的数据给不出明确的结论，不是讲义错了；卡片上写着缺什么。"
+    return first + second + (third if by["unresolved"] else "")
 
 
 def problems_short(outcomes) -> str:

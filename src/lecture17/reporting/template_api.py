@@ -253,7 +253,8 @@ class Report:
         if not self.html:
             return ""
         stable, _ = self._split()
-        return claims_mod.problems_short(stable) or "所有数字都和讲义一致。"
+        listed = claims_mod.problems_short(stable) or "所有数字都和讲义一致。"
+        return claims_mod.overview_sentences(stable) + "\n\n" + listed
 
     def problems(self) -> str:
         """Every claim that does not agree, by why; timings in a machine-dependent block."""
