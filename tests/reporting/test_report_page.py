@@ -715,7 +715,10 @@ def test_two_claims_on_one_lecture_sentence_with_opposite_badges_say_which_decid
 
 def test_judges_belongs_to_a_pair_and_the_ledgers_pairs_say_what_each_judges(tmp_path):
     entries = ledger.load_ledger(ROOT / "report" / "ledger")
-    paired = [e for e in entries if "pair" in e]
+    # two parts of one sentence say which part each judges; twins (one assertion) say which
+    # decides instead (`evidence`, `preregistered`)
+    twins = {ledger.assertion(e) for e in entries if e.get("evidence")}
+    paired = [e for e in entries if "pair" in e and ledger.assertion(e) not in twins]
     assert paired and all("judges" in e for e in paired)
     (tmp_path / "x.yaml").write_text(
         "- {id: C1, section: '§1', demo: '01.1', claim: c, lecture: '1', class: exact,"
@@ -1019,3 +1022,45 @@ def test_a_heading_inside_an_audit_block_is_listed_in_the_audit_reading_only():
     assert [h["audit"] for h in headings] == [False, True, True, False]
     contents = page_mod.toc(headings)
     assert contents.count('<li class="audit">') == 2 and "<li><a" in contents
+
+
+CARD = re.compile(r'<div class="claim [^"]*" id="([^"]+)">\s*<p class="take study">(.*?)</p>', re.S)
+WORDS = re.compile(r"[\u3400-\u9fff]+|[A-Za-z][A-Za-z'’\-]*")
+
+
+FORMULA = re.compile(r"‖[^‖]*‖(_F)?|\w+(?:_\{?\w+\}?|\^\{?\w+\}?)+|\$[^$]*\$")
+
+
+def needed_words(text: str) -> str:
+    """A claim's text less what the page may show otherwise: formulas (MathML, outside the
+    text) and an English gloss that translates the Chinese before it (page_text's rule: a run of
+    two or more words, no term), which the study reading shows once."""
+    from lecture17.reporting.page_text import GLOSS, _is_gloss
+
+    text = FORMULA.sub(" ", text)
+    return GLOSS.sub(lambda m: " " if _is_gloss(m[0].strip()) else m[0], text)
+
+
+def test_no_word_of_a_claim_is_lost_in_the_study_reading(reference_page):
+    """Every card's study sentence, as a student sees it (the English-once rule applied), keeps
+    every word of its ledger claim's Chinese part: hiding a repeated English gloss must never
+    take a word the sentence needs ("teacher forcing", the "no" of "no attention")."""
+    from lecture17.reporting.words import chinese_part
+
+    cards = dict(CARD.findall(reference_page))
+    entries = {e["id"]: e for e in ledger.load_ledger(ROOT / "report" / "ledger")}
+    assert len(cards) > 100
+    lost = {}
+    for claim_id, paragraph in cards.items():
+        shown, _ = study_text(f"<p>{paragraph}</p>")
+        shown = " ".join(shown.split())
+        words = WORDS.findall(needed_words(chinese_part(entries[claim_id]["claim"])))
+        if missing := [w for w in words if w not in shown]:
+            lost[claim_id] = missing
+    assert not lost, f"words of the ledger's claim not shown on the page: {lost}"
+
+
+def test_the_word_test_catches_a_hidden_term():
+    """The test above can fail: a term wrapped as a repeated gloss is not in the shown text."""
+    shown, _ = study_text('<p>出错之后喂正确前缀<span class="en"> teacher forcing</span>更准</p>')
+    assert "teacher" not in shown

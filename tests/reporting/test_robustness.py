@@ -324,18 +324,18 @@ def run_check(name: str, values: dict, settings=None):
             None,
         ),
         (
-            "ex9b_clearly_larger",  # per seed (R13): ten seeds' runs, clearly larger on most
+            "ex9b_clearly_larger",  # the exercise's two seeds: clearly larger on both, or none
             {
-                "scaled_256": [0.9] * 10,
-                "unscaled_256": [0.6] * 9 + [0.89],
-                "scaled_64": [0.9] * 10,
-                "unscaled_64": [0.88] * 10,
+                "scaled_256": [0.9, 0.9],
+                "unscaled_256": [0.6, 0.8],
+                "scaled_64": [0.9, 0.9],
+                "unscaled_64": [0.88, 0.88],
             },
             {
-                "scaled_256": [0.9] * 10,
-                "unscaled_256": [0.88] * 10,
-                "scaled_64": [0.9] * 10,
-                "unscaled_64": [0.88] * 10,
+                "scaled_256": [0.9, 0.9],
+                "unscaled_256": [0.88, 0.88],
+                "scaled_64": [0.9, 0.9],
+                "unscaled_64": [0.88, 0.88],
             },
             None,
         ),

@@ -131,11 +131,15 @@ TOLERANCE_WORDS = re.compile(r"（半个末位[^）]*）")  # how a tolerance is
 
 
 def protocol_note(o) -> str:
-    """Where the default build's protocol seeds and the recorded seeds disagree: which one to
-    believe, and why."""
+    """A claim decided on recorded seeds, under a table of the protocol seeds: the table's number
+    where it differs from the card's; where the two disagree in verdict, which one to believe,
+    and why."""
     p = o.protocol
-    if p is None or verdict(p) == verdict(o) or verdict(p) in ("missing", "gpu"):
+    if p is None or verdict(p) in ("missing", "gpu"):
         return ""
+    if verdict(p) == verdict(o):  # the table above shows the protocol seeds: their number too
+        shown = p.ours and p.ours != o.ours and p.ours.count(",") < 3  # not a long list
+        return f"本页表格是{seed_words(p.seeds)}：{p.ours}。" if shown else ""
     said = {"differs": "不成立", "unresolved": "定不了"}.get(verdict(p), "成立")
     failed = [f.text for f in p.findings if f.ok is False and f.text]
     if failed and verdict(p) == "differs":  # why, where the table alone seems to say it holds
@@ -161,7 +165,7 @@ def pair_note(o, others: dict) -> str:
         v = study_verdict(other)
         return (
             f"这句话以 {first} 那一条为准（{SYMBOL[v]} {STUDY_LABEL[v]}"
-            + ("，它的规则在运行之前定下" if other.entry.get("preregistered") else "")
+            + ("，它的读法在跑实验之前就定下了" if other.entry.get("preregistered") else "")
             + "）；本条是它的佐证，不单独计数。"
         )
     if other.entry.get("evidence"):

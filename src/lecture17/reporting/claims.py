@@ -156,13 +156,13 @@ def overview_sentences(outcomes) -> str:
         if getattr(DEMOS.get(_demo(o.entry)), "kind", "") in ("training", "recorded")
     ]
     first = (
-        f"只数讲义自己的结果、一句话一个判定：{len(own)} 条里我们的运行支持 {held} 条，"
+        f"只数讲义自己的结果、一句话一个结论：{len(own)} 条里我们的运行支持 {held} 条，"
         f"部分支持 {len(by[PARTLY])} 条，不支持 {len(by['differs'])} 条，"
         f"还定不了 {len(by['unresolved'])} 条。"
     )
     second = (
         f"不支持的 {len(by['differs'])} 条里 {len(trained)} 条是训练出来的数字"
-        f"（另 {len(by['differs']) - len(trained)} 条不训练）；每张卡片写出我们的数字和判定的规则，"
+        f"（另 {len(by['differs']) - len(trained)} 条不训练）；每张卡片写出我们的数字和检查的规则，"
         "能查到原因的写出原因。"
         if by["differs"]
         else "没有不支持讲义的结论。"
