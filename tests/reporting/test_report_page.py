@@ -1045,7 +1045,7 @@ def test_no_word_of_a_claim_is_lost_in_the_study_reading(reference_page):
     """Every card's study sentence, as a student sees it (the English-once rule applied), keeps
     every word of its ledger claim's Chinese part: hiding a repeated English gloss must never
     take a word the sentence needs ("teacher forcing", the "no" of "no attention")."""
-    from lecture17.reporting.words import chinese_part
+    from lecture17.reporting.claim_words import study_claim  # the audit reading keeps the rest
 
     cards = dict(CARD.findall(reference_page))
     entries = {e["id"]: e for e in ledger.load_ledger(ROOT / "report" / "ledger")}
@@ -1054,7 +1054,7 @@ def test_no_word_of_a_claim_is_lost_in_the_study_reading(reference_page):
     for claim_id, paragraph in cards.items():
         shown, _ = study_text(f"<p>{paragraph}</p>")
         shown = " ".join(shown.split())
-        words = WORDS.findall(needed_words(chinese_part(entries[claim_id]["claim"])))
+        words = WORDS.findall(needed_words(study_claim(entries[claim_id]["claim"])))
         if missing := [w for w in words if w not in shown]:
             lost[claim_id] = missing
     assert not lost, f"words of the ledger's claim not shown on the page: {lost}"

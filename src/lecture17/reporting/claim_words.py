@@ -209,6 +209,16 @@ def order_factor(entry: dict) -> float | None:
     return None
 
 
+# a claim's note on what our table shows ("（我们：t = 8、16、24、32）", "（我们显示…）"): the
+# card's numbers say it in the study reading; the audit reading keeps the claim whole
+SHOWN_NOTE = re.compile(r"（我们(?:：|显示)[^（）]*(?:（[^（）]*）[^（）]*)*）")
+
+
+def study_claim(claim: str) -> str:
+    """The claim as the study reading says it: its Chinese part, less the note on what we show."""
+    return SHOWN_NOTE.sub("", chinese_part(claim))
+
+
 def takeaway(o, others: dict | None = None) -> str:
     """One sentence a student reads: what the lecture says, its number and ours (which seeds,
     which statistic), whether our run supports it — which part, for a compound claim — and,
@@ -229,7 +239,7 @@ def takeaway(o, others: dict | None = None) -> str:
         ours = "我们：" + study_text(failed[0]).removeprefix("未满足：")
     lecture = chinese_part(str(e["lecture"])).removesuffix("。")  # "…exposure bias。，我们"
     numbers = f"讲义 {lecture}" + (f"，{ours}" if ours else "")
-    claim = chinese_part(e["claim"])
+    claim = study_claim(e["claim"])
     if e.get("flag") and e["flag"] not in claim:  # the reading it rests on, explained at the top
         claim += f"（{e['flag']}）"
     if e.get("evidence"):  # its twin's card carries the verdict: numbers and the pointer only
