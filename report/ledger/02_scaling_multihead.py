@@ -23,7 +23,7 @@ import re
 
 import numpy as np
 
-from lecture17.reporting.checks import Finding, check
+from lecture17.reporting.checks import Context, Finding, check
 
 K = 4  # standard errors: the Monte Carlo tolerance (module docstring)
 
@@ -241,6 +241,26 @@ def c042_narrower_lr_range(v):
         f"缩放 scaled ({_cells(scaled)})：{fewer} / {len(scaled)} 格更少 cells fewer，"
         f"{'没有一格更多 none more' if np.all(unscaled <= scaled) else '有一格更多 some more'}",
     )
+
+
+READINGS = ("layer", "embedded")  # 07.2's other readings of §4.4's set-up
+
+
+@check
+def c042_holds_in_the_other_readings(v):
+    """C042's why: both of its checks hold under each of 07.2's other readings of the set-up
+    (an ordinary attention layer with W^V and W^O; keys as embedded symbols), read from the
+    values `<reading>_slow`, `_fast`, `_n_unscaled`, `_n_scaled` in place of the claim's own.
+    A step that cannot decide (a cell the grid cannot resolve) does not count as holding."""
+    texts, ok = [], True
+    for reading in READINGS:
+        own = {name: v[f"{reading}_{name}"] for name in ("slow", "fast", "n_unscaled", "n_scaled")}
+        given = {k: v[k] for k in v.values if k.startswith("settings.")}  # EXAMPLES' settings
+        renamed = Context({**own, **given}, v.lecture, v.text, v.settings, v.fmt)
+        found = [c042_several_times_slower(renamed), c042_narrower_lr_range(renamed)]
+        ok = ok and all(f.ok is True for f in found)
+        texts.append(f"{reading}：" + "；".join(f.text for f in found))
+    return Finding(ok, " | ".join(texts))
 
 
 # -------------------------------------------------------------------------------------------

@@ -27,6 +27,19 @@ def r92a_lagging_seed_rate(v) -> Finding:
 
 
 @check
+def r92a_protocol_run_has_a_lagging_seed(v) -> Finding:
+    """L17-R9.2a's why: the default build's own 3-seed run (protocol_seq) has a seed that lags
+    as r92a_lagging_seed_rate defines it (more than 0.1 below the seeds' median)."""
+    seq = v["protocol_seq"]
+    lagging = int(np.sum(seq < np.median(seq) - 0.1))
+    return Finding(
+        lagging >= 1,
+        f"默认构建的种子 the default build's seeds ({', '.join(f'{x:.3f}' for x in seq)})：落后的 "
+        f"lagging（< 中位数 median {np.median(seq):.3f} − 0.1）{lagging}/{len(seq)}",
+    )
+
+
+@check
 def r92b_near_one_rate(v) -> Finding:
     """Near 1 = error below 10× the lecture's error (1 − its `number`); holds when most seeds
     are."""
@@ -48,6 +61,19 @@ def r92c_unstable(v) -> Finding:
         1 <= failed <= len(tok) - 1,
         f"学不会的种子 failed seeds（逐词 per-token < 0.5）：{rate_text(failed, len(tok))}；"
         f"逐词 per-token {np.min(tok):.3f}–{np.max(tok):.3f}",
+    )
+
+
+@check
+def r92c_input_feeding_has_a_failing_seed(v) -> Finding:
+    """L17-R9.2c's why: with Luong's input feeding (tok_fed, 07.5's other reading) some
+    recorded seed fails as r92c_unstable defines it (per-token accuracy below 0.5)."""
+    tok = v["tok_fed"]
+    failed = int(np.sum(tok < 0.5))
+    return Finding(
+        failed >= 1,
+        f"input feeding 时学不会的种子 failed seeds with input feeding（逐词 per-token < 0.5）："
+        f"{failed}/{len(tok)}；逐词 per-token {np.min(tok):.3f}–{np.max(tok):.3f}",
     )
 
 

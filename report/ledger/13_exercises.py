@@ -9,7 +9,7 @@ from itertools import combinations
 import numpy as np
 
 from lecture17.reporting.checks import Finding, check
-from lecture17.reporting.rates import decide, three_seed_decision
+from lecture17.reporting.rates import disjoint_runs, three_seed_decision, wilson
 
 # -----------------------------------------------------------------------------
 # Ex1, Ex4: matrices as the lecture prints them
@@ -103,6 +103,37 @@ def c139_a_three_seed_run_shows_it(v) -> Finding:
     )
 
 
+def _c139_parts(v) -> tuple[np.ndarray, np.ndarray]:
+    """Per 3-seed run of the recorded 500-step seeds: (better, narrower) as c139 reads them."""
+    after, before = np.asarray(v["ga_1500"], float), np.asarray(v["ga_500"], float)
+    runs = [before[list(c)] for c in combinations(range(len(before)), 3)]
+    better = np.array([after.mean() - r.mean() >= 0.1 for r in runs], dtype=bool)
+    narrower = np.array([np.ptp(after) < np.ptp(r) for r in runs], dtype=bool)
+    return better, narrower
+
+
+@check
+def c139_most_runs_show_it_but_too_few_seeds(v) -> Finding:
+    """C139's why: most 3-seed runs show the lecture's picture (the chance above 1/2), and the
+    recorded 500-step seeds (n_500) are too few to decide it: the 95 % interval at their
+    disjoint 3-seed runs still reaches below 1/2. (Computed here, untraced: a why decides
+    nothing.)"""
+    n = int(np.max(v["n_500"])) if np.size(v["n_500"]) else 0
+    better, narrower = _c139_parts(v)
+    runs = disjoint_runs(n)
+    if not better.size or runs == 0:
+        return Finding(None, f"记录的 500 步种子只有 {n} 个 fewer than 3 recorded seeds")
+    chance = float(np.mean(better & narrower))
+    lo, hi = wilson(chance * runs, runs)
+    return Finding(
+        chance > 0.5 and lo <= 0.5,
+        f"一次 3 个种子的运行显示它的概率 chance a 3-seed run shows it {chance:.2f} > 1/2"
+        f"（更好 better {np.mean(better):.2f}，更窄 narrower {np.mean(narrower):.2f}）；"
+        f"{n} 个记录的种子只有 {runs} 次互不重叠的运行 disjoint runs：区间 interval "
+        f"{lo:.2f}–{hi:.2f} 的下端不在 1/2 之上 does not clear 1/2",
+    )
+
+
 @check
 def ex8a_little_change(v) -> Finding:
     """ "不会有太大变化": the Transformer's seed mean moves by at most 0.05."""
@@ -144,6 +175,24 @@ def ex9b_clearly_larger(v) -> Finding:
         f"{', '.join(f'{d:+.3f}' for d in drop_256)}，d_k = 16（4 个头）"
         f"{', '.join(f'{d:+.3f}' for d in drop_64)}；明显得多的种子 seeds where it is clearly "
         f"larger：{k}/{n}（每个种子都要 every seed must）",
+    )
+
+
+@check
+def ex9b_whole_sequences_drop_clearly(v) -> Finding:
+    """L17-Ex9b's why: on whole-sequence accuracy (the same runs), every seed shows what the
+    pre-registered reading asks of the per-token drop: at d_k = 256 the drop without the scale
+    is ≥ 0.05 and larger than at d_k = 16."""
+    drop_256 = v["seq_scaled_256"] - v["seq_unscaled_256"]
+    drop_64 = v["seq_scaled_64"] - v["seq_unscaled_64"]
+    if len(drop_256) != len(drop_64) or not len(drop_256):
+        return Finding(None, f"种子对不上 seeds do not pair: {len(drop_256)}, {len(drop_64)}")
+    shows = (drop_256 >= 0.05) & (drop_256 > drop_64)
+    return Finding(
+        bool(np.all(shows)),
+        f"去掉缩放后整句准确率的下降 whole-sequence drop without the scale，每个种子 per seed："
+        f"d_k = 256 {', '.join(f'{d:+.3f}' for d in drop_256)}，d_k = 16 "
+        f"{', '.join(f'{d:+.3f}' for d in drop_64)}",
     )
 
 

@@ -666,3 +666,44 @@ def test_the_reachability_test_can_fail():
     finally:
         rates.TRACE = None
     assert {True, False} <= {rule(k) for k in range(n + 1)}
+
+
+def _named(steps, names: set) -> set:
+    """The value names and predicates a list of check steps reads."""
+    found = set()
+    if isinstance(steps, dict):
+        for key, value in steps.items():
+            found |= {f"predicate:{value}"} if key == "predicate" else _named(value, names)
+    elif isinstance(steps, list):
+        for step in steps:
+            found |= _named(step, names)
+    elif isinstance(steps, str) and steps in names:
+        found.add(steps)
+    return found
+
+
+def test_every_card_that_does_not_hold_gives_a_reason_that_reads_another_quantity():
+    """A card that does not hold (differs, partly, undecided, or false on this machine) shows a
+    likely reason on the reference data, and the reason's check reads a value or a predicate
+    the claim's own check does not: a cause, not the result restated. Evidence twins (their
+    twin's card carries the verdict), claims that need a GPU and timings (their badge says "on
+    this machine": the machine is the cause, and another one may decide otherwise) are left
+    out."""
+    from lecture17.reporting.claim_verdict import study_verdict
+
+    tables = reference_tables()
+    without = []
+    for e in claims_with_values():
+        if e.get("evidence") or e.get("needs") or e["class"] == "timing":
+            continue
+        if not demos_of(e) <= set(tables):
+            continue
+        o = ledger.evaluate(e, tables, config())
+        if study_verdict(o) not in ("differs", "partly", "unresolved", "timing_fails"):
+            continue
+        names = set(ledger._selectors(e))
+        own = _named(ledger.steps_of(e), names)
+        why = _named(e.get("why", {}).get("check", []), names)
+        if not o.why or not why - own:
+            without.append(e["id"])
+    assert not without, f"cards that do not hold with no reason that explains: {without}"

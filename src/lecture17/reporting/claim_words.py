@@ -247,8 +247,6 @@ def takeaway(o, others: dict | None = None) -> str:
     text = f"{claim}——{numbers}" + (f"：{word}" if word else "") + "。"
     if o.why and not agreement(o):
         text += f"可能的原因：{o.why}。"
-    if v == "unresolved" and (more := seeds_that_would_decide(o)):
-        text += f"再要约 {more} 个种子才能判断。"
     return text + protocol_note(o) + pair_note(o, others or {})
 
 
