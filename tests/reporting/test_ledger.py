@@ -707,3 +707,13 @@ def test_every_card_that_does_not_hold_gives_a_reason_that_reads_another_quantit
         if not o.why or not why - own:
             without.append(e["id"])
     assert not without, f"cards that do not hold with no reason that explains: {without}"
+
+
+def test_an_ours_template_prints_a_ratio_and_a_difference_of_two_values():
+    """ "{a.per_b}" (one decimal) and "{a.minus_b}" read two values; an unknown one is refused."""
+    words = ledger.ours_words(
+        {"ours": "慢 {a.per_b.min}–{a.per_b.max} 倍，多 {b.minus_a}", "fmt": ".0f"},
+        {"a": [30.0, 10.0], "b": [10.0, 5.0]},
+    )
+    assert words == "慢 2.0–3.0 倍，多 (-20, -5)"
+    assert set(ledger.ours_fields("{a.per_b.min}")) == {"a", "b"}

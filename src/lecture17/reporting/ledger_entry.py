@@ -139,19 +139,22 @@ def scalar_or_list(values: np.ndarray):
 
 
 def ours_fields(template: str) -> list[str]:
-    """The values an `ours` template names ("L = 8 时 {a[0]}，均值 {b.mean}" -> a, b)."""
+    """The values an `ours` template names ("L = 8 时 {a[0]}，均值 {b.mean}" -> a, b; "{a.per_b}",
+    "{a.minus_b}" -> a, b)."""
     fields = [f for _, f, _, _ in string.Formatter().parse(template) if f is not None]
     if any(not f for f in fields):
         raise ValueError(f"ours {template!r}: an empty {{}} names no value")
-    return [re.split(r"[.\[]", f, maxsplit=1)[0] for f in fields]
+    names = [re.split(r"[.\[]", f, maxsplit=1)[0] for f in fields]
+    return names + [m for f in fields for m in re.findall(r"\.(?:per|minus)_(\w+)", f)]
 
 
 class Shown:
     """A value in an `ours` template, printed in its claim's format: "{x}" the value (a list in
-    brackets), "{x[0]}", "{x[-1]}" one element, "{x.mean}", "{x.min}", "{x.max}" a summary."""
+    brackets), "{x[0]}", "{x[-1]}" one element, "{x.mean}", "{x.min}", "{x.max}" a summary,
+    "{x.per_y}" x / y element by element (a ratio: one decimal), "{x.minus_y}" x − y."""
 
-    def __init__(self, value, fmt: str):
-        self.value, self.fmt = value, fmt
+    def __init__(self, value, fmt: str, others: dict | None = None):
+        self.value, self.fmt, self.others = value, fmt, others or {}
 
     def __format__(self, spec: str) -> str:
         return fmt_values(self.value, self.fmt)
@@ -159,8 +162,17 @@ class Shown:
     def __getitem__(self, i) -> "Shown":
         return Shown(float(list(self.value)[int(i)]), self.fmt)
 
+    def __getattr__(self, name: str) -> "Shown":
+        kind, _, other = name.partition("_")
+        if kind not in ("per", "minus") or other not in self.__dict__.get("others", {}):
+            raise AttributeError(name)
+        a, b = np.atleast_1d(self.value).astype(float), np.atleast_1d(self.others[other])
+        if kind == "per":
+            return Shown(a / b.astype(float), ".1f", self.others)
+        return Shown(a - b.astype(float), self.fmt, self.others)
+
     def _summary(self, fn) -> "Shown":
-        return Shown(float(fn(np.atleast_1d(self.value))), self.fmt)
+        return Shown(float(fn(np.atleast_1d(self.value))), self.fmt, self.others)
 
     mean = property(lambda self: self._summary(np.mean))
     min = property(lambda self: self._summary(np.min))
@@ -175,7 +187,7 @@ def ours_words(entry: dict, numbers: dict) -> str:
     fmt, names = entry.get("fmt", ".3g"), ours_fields(template)
     if any(n not in numbers for n in names):  # a claim not built here: nothing to say
         return ""
-    words = template.format(**{n: Shown(numbers[n], fmt) for n in names})
+    words = template.format(**{n: Shown(numbers[n], fmt, numbers) for n in names})
     return re.sub(r"都在 (\S+) 到 \1 之间", r"都是 \1", words)  # a range that is one number
 
 
