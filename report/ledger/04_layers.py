@@ -81,7 +81,8 @@ def l17_06_2a_uncached_is_sum_t(v) -> Finding:
 
 
 def _most_cells(higher, lower, what: str) -> Finding:
-    """Of the cells where the two differ, does `higher` win most (95 % interval above 1/2)?"""
+    """Of the cells where the two differ, does `higher` win most (95 % interval above 1/2)?
+    `what` names the count; "{n}" in it becomes "N 格里两者不同的 n" (of how many cells)."""
     higher, lower = np.asarray(higher, dtype=float), np.asarray(lower, dtype=float)
     differ = higher != lower
     k, n = int(np.sum(higher[differ] > lower[differ])), int(np.sum(differ))
@@ -90,6 +91,7 @@ def _most_cells(higher, lower, what: str) -> Finding:
             None, f"没有一格两者不同 no cell where they differ（{len(higher)} 格 cells）"
         )
     ok, text = decide(k, n)
+    what = what.format(n=f"{len(higher)} 格里两者不同的 {n}")  # "27 格里两者不同的 9 格里…"
     return Finding(ok, f"{what}：{text}（{len(higher)} 格里 {n} 格两者不同 of the cells differ）")
 
 
@@ -98,7 +100,7 @@ def l17_06_6b_beam_beats_greedy(v) -> Finding:
     """A cell shows it when width 4's sequence accuracy is above greedy's; cells where they are
     equal are left out; holds when most of the rest do."""
     return _most_cells(
-        v["beam"], v["greedy"], "两者不同的格里宽度 4 更高的 cells where width 4 is higher"
+        v["beam"], v["greedy"], "{n} 格里，宽度 4 更高的 cells where width 4 is higher"
     )
 
 
@@ -119,7 +121,7 @@ def l17_06_6d_teacher_forcing_overstates(v) -> Finding:
     return _most_cells(
         v["forced"],
         v["free"],
-        "两者不同的格里，teacher forcing 更高的 cells where teacher forcing is higher",
+        "{n} 格里，teacher forcing 更高的 cells where teacher forcing is higher",
     )
 
 

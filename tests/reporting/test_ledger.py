@@ -717,3 +717,25 @@ def test_an_ours_template_prints_a_ratio_and_a_difference_of_two_values():
     )
     assert words == "慢 2.0–3.0 倍，多 (-20, -5)"
     assert set(ledger.ours_fields("{a.per_b.min}")) == {"a", "b"}
+
+
+def test_a_card_decided_on_recorded_seeds_gives_the_number_of_the_table_above_it():
+    """The table above a card shows the default build's protocol seeds; a card decided on the
+    recorded seeds whose short number differs from the table's gives the table's too, so the
+    two never read as one quantity with two values (every such card, not a list of ids)."""
+    from lecture17.reporting.claim_words import takeaway
+
+    tables = reference_tables()
+    checked = 0
+    for e in entries():
+        if "decide" not in e or e.get("evidence") or not demos_of(e) <= set(tables):
+            continue
+        o = ledger.evaluate(e, tables, config())
+        p = o.protocol
+        if p is None or not p.ours or p.ours == o.ours or p.ours.count(",") >= 3:
+            continue
+        if ledger.STATUS.get(p.status) and p.status in ("missing", "gpu"):
+            continue
+        checked += 1
+        assert p.ours in takeaway(o), f"{e['id']}: the table's {p.ours} is not on its card"
+    assert checked >= 5

@@ -677,7 +677,7 @@ def test_where_the_protocol_seeds_and_the_recorded_seeds_disagree_one_sentence_s
     o = seeded("unresolved", list(range(100, 110)))
     o.protocol = seeded("differs", [0])
     said = report_claims.takeaway(o)
-    assert "本页表格里的种子 0 上不成立；以记录的 10 个种子为准" in said
+    assert "本页表格里的种子 0（0.58）上不成立；以记录的 10 个种子为准" in said
     o.protocol = seeded("unresolved", [0])  # they agree: nothing to reconcile
     assert "以记录的" not in report_claims.takeaway(o)
 

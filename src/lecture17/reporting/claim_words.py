@@ -149,7 +149,8 @@ def protocol_note(o) -> str:
             why = "离讲义" + why.split("离讲义", 1)[1].removesuffix("：超出容差")
             why = why.replace("，容差 ", "，只允许差 ")  # the rule in the reader's words
         said += f"（{why}）"
-    return f"本页表格里的{seed_words(p.seeds)} 上{said}；以记录的 {len(o.seeds)} 个种子为准。"
+    shown = f"（{p.ours}）" if p.ours and p.ours.count(",") < 3 else ""  # the table's number
+    return f"本页表格里的{seed_words(p.seeds)}{shown}上{said}；以记录的 {len(o.seeds)} 个种子为准。"
 
 
 def pair_note(o, others: dict) -> str:
