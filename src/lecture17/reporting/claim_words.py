@@ -91,7 +91,7 @@ def study_ours(o) -> str:
     words = ledger_mod.ours_words(o.entry, o.numbers)  # the claim's own words around them
     for f in o.findings:
         if RECORDED_RATE in f.text and (m := RATE.search(f.text)):
-            rate = f"记录的 {m.group(2)} 个种子里有 {m.group(1)} 个成立"
+            rate = f"记录的 {m.group(2)} 个种子里有 {m.group(1)} 个成立（要明显多于一半才算）"
             return f"{rate}（种子平均：{words}）" if words else rate
     if not o.ours:
         return ""
