@@ -1052,7 +1052,7 @@ def test_no_word_of_a_claim_is_lost_in_the_study_reading(reference_page):
     for claim_id, paragraph in cards.items():
         shown, _ = study_text(f"<p>{paragraph}</p>")
         shown = " ".join(shown.split())
-        words = WORDS.findall(needed_words(study_claim(entries[claim_id]["claim"])))
+        words = WORDS.findall(needed_words(study_claim(entries[claim_id])))
         if missing := [w for w in words if w not in shown]:
             lost[claim_id] = missing
     assert not lost, f"words of the ledger's claim not shown on the page: {lost}"

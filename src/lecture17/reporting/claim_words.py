@@ -215,9 +215,19 @@ def order_factor(entry: dict) -> float | None:
 SHOWN_NOTE = re.compile(r"（我们(?:：|显示)[^（）]*(?:（[^（）]*）[^（）]*)*）")
 
 
-def study_claim(claim: str) -> str:
-    """The claim as the study reading says it: its Chinese part, less the note on what we show."""
-    return SHOWN_NOTE.sub("", chinese_part(claim))
+def study_claim(entry: dict) -> str:
+    """The claim as the study reading says it: its Chinese part, less the note on what we show;
+    an evidence twin's without its parentheses (its twin's card reads the sentence in full)."""
+    text = SHOWN_NOTE.sub("", chinese_part(entry["claim"]))
+    return without_parentheses(text) if entry.get("evidence") else text
+
+
+def without_parentheses(text: str) -> str:
+    """A text without its parenthesised parts, innermost first ("（判定：…（…）…）")."""
+    previous = None
+    while text != previous:
+        previous, text = text, re.sub(r"（[^（）]*）", "", text)
+    return text.strip()
 
 
 def takeaway(o, others: dict | None = None) -> str:
@@ -240,7 +250,7 @@ def takeaway(o, others: dict | None = None) -> str:
         ours = "我们：" + study_text(failed[0]).removeprefix("未满足：")
     lecture = chinese_part(str(e["lecture"])).removesuffix("。")  # "…exposure bias。，我们"
     numbers = f"讲义 {lecture}" + (f"，{ours}" if ours else "")
-    claim = study_claim(e["claim"])
+    claim = study_claim(e)
     if e.get("flag") and e["flag"] not in claim:  # the reading it rests on, explained at the top
         claim += f"（{e['flag']}）"
     if e.get("evidence"):  # its twin's card carries the verdict: numbers and the pointer only

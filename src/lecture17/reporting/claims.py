@@ -66,6 +66,7 @@ from lecture17.reporting.claim_words import (  # noqa: F401 - the page's names, 
     seeds_that_would_decide,
     study_ours,
     takeaway,
+    without_parentheses,
 )
 from lecture17.reporting.views import markdown_table
 from lecture17.reporting.words import CJK, chinese_part, study_text  # noqa: F401 - used here too
@@ -132,10 +133,7 @@ def problem_lists(outcomes, html_mode: bool) -> str:
 def short_claim(claim: str) -> str:
     """A claim's Chinese part without its parentheses (how it is read, what we show): the
     overview's one clause per claim; the card keeps them."""
-    text, previous = chinese_part(claim), None
-    while text != previous:  # innermost first: "（判定：…（…）…）"
-        previous, text = text, re.sub(r"（[^（）]*）", "", text)
-    return text.strip()
+    return without_parentheses(chinese_part(claim))
 
 
 EXERCISE_PREFIX = re.compile(r"^ 练习 \d+：")  # "练习 8：" after the link "练习 8" says it twice
@@ -162,8 +160,7 @@ def overview_sentences(outcomes) -> str:
     )
     second = (
         f"不支持的 {len(by['differs'])} 条里 {len(trained)} 条是训练出来的数字"
-        f"（另 {len(by['differs']) - len(trained)} 条不训练）；每张卡片写出我们的数字和检查的规则，"
-        "能查到原因的写出原因。"
+        f"（另 {len(by['differs']) - len(trained)} 条不训练）；原因写在各自的卡片上。"
         if by["differs"]
         else "没有不支持讲义的结论。"
     )
