@@ -8,7 +8,7 @@ ledger note, fixed before the runs were made.
 import numpy as np
 
 from lecture17.reporting.checks import Finding, check
-from lecture17.reporting.rates import at_least_once, rate_text
+from lecture17.reporting.rates import at_least_once, counted_rule, rate_text
 
 
 @check
@@ -18,6 +18,7 @@ def r92a_lagging_seed_rate(v) -> Finding:
     seq = v["seq"]
     lagging = int(np.sum(seq < np.median(seq) - 0.1))
     p = lagging / len(seq)
+    counted_rule(len(seq), lambda k: k >= 1)
     return Finding(
         lagging >= 1,
         f"落后的种子 lagging seeds（< 中位数 median {np.median(seq):.3f} − 0.1）："
@@ -45,6 +46,7 @@ def r92b_near_one_rate(v) -> Finding:
     are."""
     seq, bound = v["seq"], 10 * (1 - float(v.get("lecture")[0]))
     near = int(np.sum(1 - seq < bound))
+    counted_rule(len(seq), lambda k: k > len(seq) / 2)
     return Finding(
         near > len(seq) / 2,
         f"接近 1 的种子 seeds near 1（错误率 error < {bound:.2f}）：{rate_text(near, len(seq))}，"
@@ -57,6 +59,7 @@ def r92c_unstable(v) -> Finding:
     """Fails = per-token accuracy below 0.5; unstable = some seeds fail and some do not."""
     tok = v["tok"]
     failed = int(np.sum(tok < 0.5))
+    counted_rule(len(tok), lambda k: 1 <= k <= len(tok) - 1)
     return Finding(
         1 <= failed <= len(tok) - 1,
         f"学不会的种子 failed seeds（逐词 per-token < 0.5）：{rate_text(failed, len(tok))}；"
@@ -84,6 +87,7 @@ def r92d_below_every_transformer_seed(v) -> Finding:
     ga, tf = v["ga"], v["tf"]
     below = int(np.sum(ga[:, None] < tf[None, :]))
     pairs = len(ga) * len(tf)
+    counted_rule(pairs, lambda k: k == pairs)
     return Finding(
         below == pairs,
         f"GRU + 注意力更低的种子对 pairs below：{below}/{pairs} = {below / pairs:.2f}；"
@@ -102,6 +106,7 @@ def r94a_a_head_parks_on_bos(v) -> Finding:
     entropy = v["entropy"].reshape(-1, n_seeds)
     parks = np.any((bos > 0.5) & (entropy < np.log(2)), axis=0)  # (seeds,)
     k = int(parks.sum())
+    counted_rule(n_seeds, lambda k_: k_ >= 1)
     return Finding(
         k >= 1,
         f"有头停在 BOS 上的模型 models with a head parked on BOS：{rate_text(k, n_seeds)}；"

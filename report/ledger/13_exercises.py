@@ -9,7 +9,7 @@ from itertools import combinations
 import numpy as np
 
 from lecture17.reporting.checks import Finding, check
-from lecture17.reporting.rates import disjoint_runs, three_seed_decision, wilson
+from lecture17.reporting.rates import counted_rule, disjoint_runs, three_seed_decision, wilson
 
 # -----------------------------------------------------------------------------
 # Ex1, Ex4: matrices as the lecture prints them
@@ -168,6 +168,7 @@ def ex9b_clearly_larger(v) -> Finding:
         raise ValueError(f"seeds do not pair: {len(drop_256)} at d_k = 256, {len(drop_64)} at 16")
     shows = (drop_256 >= 0.05) & (drop_256 > drop_64)
     k, n = int(shows.sum()), len(shows)
+    counted_rule(n, lambda k_: True if k_ == n else False if k_ == 0 else None)
     ok = True if k == n else False if k == 0 else None
     return Finding(
         ok,

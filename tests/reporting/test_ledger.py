@@ -732,8 +732,8 @@ def test_a_card_decided_on_recorded_seeds_gives_the_number_of_the_table_above_it
             continue
         o = ledger.evaluate(e, tables, config())
         p = o.protocol
-        if p is None or not p.ours or p.ours == o.ours or p.ours.count(",") >= 3:
-            continue
+        if p is None or not p.ours or p.ours == o.ours or p.ours.startswith("("):
+            continue  # a list of numbers: the table shows it, the card says which seeds
         if ledger.STATUS.get(p.status) and p.status in ("missing", "gpu"):
             continue
         checked += 1

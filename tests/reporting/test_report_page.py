@@ -697,20 +697,37 @@ def test_where_the_protocol_seeds_fail_the_note_says_what_failed_without_the_tol
     assert "上不成立（要求：后面的位置在 0.64–0.78 内）" in report_claims.takeaway(o)
 
 
-def test_two_claims_on_one_lecture_sentence_with_opposite_badges_say_which_decides():
+def test_two_parts_of_one_sentence_with_opposite_badges_say_which_part_each_judges():
+    """Two claims on two parts of one sentence (a `pair`, not twins) each keep their verdict:
+    the card says which part each judges, never that the other decides."""
     rated = seeded("unresolved", list(range(100, 110)), id="C1", pair="C2", section="§9.4")
     rated.protocol, rated.detail = seeded("differs", [0]), [ledger.checks.Finding(None, "x")]
     rate = seeded("holds", list(range(100, 110)), id="C2", pair="C1", section="§9.2 / §11")
     others = {"C1": rated, "C2": rate}
     mine, theirs = report_claims.takeaway(rated, others), report_claims.takeaway(rate, others)
-    assert "另有一条在 §9.2 演示 05.1（✓ 成立）" in mine and "以本条为准" in mine
-    assert "另有一条在 §9.4 演示 05.1（? 无法分辨）" in theirs and "以那一条为准" in theirs
-    assert "两条判的是这句话的不同部分" in mine  # no `judges`: the general words
+    assert "另有一条在 §9.2 演示 05.1（✓ 成立）" in mine and "以本条为准" not in mine
+    assert "另有一条在 §9.4 演示 05.1（? 无法分辨）" in theirs and "以那一条为准" not in theirs
+    assert "两条判的是这句话的不同部分，各有各的结论" in mine  # no `judges`: the general words
     rated.entry["judges"], rate.entry["judges"] = "先后", "两个步数本身"
     mine = report_claims.takeaway(rated, others)
-    assert "本条判的是先后，那一条判的是两个步数本身；以本条为准" in mine
+    assert "本条判的是先后，那一条判的是两个步数本身。" in mine
     rate.status = "unresolved"  # the same verdict: no sentence
     assert "另有一条" not in report_claims.takeaway(rated, others)
+
+
+def test_twins_say_every_time_which_one_decides():
+    """Twins (one assertion): the evidence card points to the deciding one with its verdict,
+    and the deciding card says the other is its evidence, whatever the two verdicts."""
+    decider = seeded("holds", list(range(100, 110)), id="C2", pair="C1", section="§9.2")
+    decider.entry["preregistered"] = True
+    evidence = seeded("unresolved", list(range(100, 110)), id="C1", pair="C2", section="§9.2")
+    evidence.entry["evidence"] = True
+    others = {"C1": evidence, "C2": decider}
+    said = report_claims.takeaway(evidence, others)
+    assert "这句话以 §9.2 演示 05.1 那一条为准（✓ 成立，它的读法在跑实验之前就定下了）" in said
+    assert "本条是它的佐证，不单独计数" in said and "数据还定不了" not in said
+    assert "只作本条的佐证，不单独计数" in report_claims.takeaway(decider, others)
+    assert report_claims.study_verdict(evidence) == report_claims.EVIDENCE
 
 
 def test_judges_belongs_to_a_pair_and_the_ledgers_pairs_say_what_each_judges(tmp_path):
@@ -1062,3 +1079,28 @@ def test_the_word_test_catches_a_hidden_term():
     """The test above can fail: a term wrapped as a repeated gloss is not in the shown text."""
     shown, _ = study_text('<p>出错之后喂正确前缀<span class="en"> teacher forcing</span>更准</p>')
     assert "teacher" not in shown
+
+
+def test_the_overview_counts_what_holds_and_says_what_was_not_built():
+    """The overview's first sentence counts the lecture's own results that hold; one not built
+    here is neither supported nor not: it is named apart. The lecture's arithmetic and an
+    evidence twin are not counted at all."""
+    outcomes = [
+        seeded("holds", [0], id="A"),
+        seeded("missing", [0], id="B"),
+        seeded("differs", [0], id="C"),
+        seeded("holds", [0], id="D", derivation="√4 = 2"),
+        seeded("unresolved", [0], id="E", evidence=True),
+    ]
+    said = report_claims.overview_sentences(outcomes)
+    assert "3 条里我们的运行支持 1 条" in said and "1 条本次没有构建" in said
+    assert "不支持 1 条" in said and "还定不了 0 条" in said
+
+
+def test_the_lectures_arithmetic_shows_as_arithmetic_not_as_a_result():
+    """A derivation that checks out has its own badge (↺, not counted), never "✓ 成立"."""
+    o = seeded("holds", [0], derivation="√4 = 2")
+    assert report_claims.study_verdict(o) == report_claims.ARITHMETIC
+    assert "和讲义的算术一致" in report_claims.takeaway(o)
+    o.status = "differs"  # a wrong derivation is the lecture's to answer for: shown as differs
+    assert report_claims.study_verdict(o) == "differs"

@@ -146,6 +146,9 @@ LABELS[PARTLY] = "部分成立 partly"
 EVIDENCE = "evidence"  # the study reading's badge of a twin that its pre-registered twin decides
 SYMBOL[EVIDENCE], STUDY_LABEL[EVIDENCE], SUPPORTS[EVIDENCE] = "→", "佐证（不计数）", ""
 LABELS[EVIDENCE] = "佐证 evidence"
+ARITHMETIC = "arithmetic"  # the study badge of the lecture's own arithmetic that checks out
+SYMBOL[ARITHMETIC], STUDY_LABEL[ARITHMETIC] = "↺", "讲义的算术，对（不计数）"
+SUPPORTS[ARITHMETIC], LABELS[ARITHMETIC] = "和讲义的算术一致", "讲义的算术 arithmetic"
 
 
 def study_verdict(o) -> str:
@@ -154,6 +157,8 @@ def study_verdict(o) -> str:
     timing's "does not hold here"), and a twin shown as the other's evidence is "evidence"."""
     if o.entry.get("evidence"):  # one assertion, one verdict: its twin's card carries it
         return EVIDENCE
+    if "derivation" in o.entry and verdict(o) in ("same", "precision", "holds"):
+        return ARITHMETIC  # the lecture's arithmetic: checked, never counted
     partly = verdict(o) in ("differs", "timing_fails") and parts_word(o)
     return PARTLY if partly else verdict(o)
 

@@ -9,6 +9,7 @@ import re
 from lecture17.experiments import DEMOS
 from lecture17.reporting import ledger as ledger_mod
 from lecture17.reporting.claim_verdict import (
+    ARITHMETIC,
     STUDY_LABEL,
     SUPPORTS,
     SYMBOL,
@@ -23,6 +24,7 @@ from lecture17.reporting.claim_verdict import (
     visible_note,
 )
 from lecture17.reporting.page import exercise_words
+from lecture17.reporting.rates import fewest_to_hold
 from lecture17.reporting.words import chinese_part, study_text
 
 CLASSES = {  # what a number is (the ledger's classes), for the claim's details
@@ -91,7 +93,9 @@ def study_ours(o) -> str:
     words = ledger_mod.ours_words(o.entry, o.numbers)  # the claim's own words around them
     for f in o.findings:
         if RECORDED_RATE in f.text and (m := RATE.search(f.text)):
-            rate = f"记录的 {m.group(2)} 个种子里有 {m.group(1)} 个成立（要明显多于一半才算）"
+            need = fewest_to_hold(int(m.group(2)))  # the rule, in words: how many it takes
+            rule = f"（要至少 {need} 个才算）" if need and not o.entry.get("evidence") else ""
+            rate = f"记录的 {m.group(2)} 个种子里有 {m.group(1)} 个成立{rule}"
             return f"{rate}（种子平均：{words}）" if words else rate
     if not o.ours:
         return ""
@@ -138,7 +142,7 @@ def protocol_note(o) -> str:
     if p is None or verdict(p) in ("missing", "gpu"):
         return ""
     if verdict(p) == verdict(o):  # the table above shows the protocol seeds: their number too
-        shown = p.ours and p.ours != o.ours and p.ours.count(",") < 3  # not a long list
+        shown = p.ours and p.ours != o.ours and not p.ours.startswith("(")  # one number
         return f"本页表格是{seed_words(p.seeds)}：{p.ours}。" if shown else ""
     said = {"differs": "不成立", "unresolved": "定不了"}.get(verdict(p), "成立")
     failed = [f.text for f in p.findings if f.ok is False and f.text]
@@ -149,7 +153,7 @@ def protocol_note(o) -> str:
             why = "离讲义" + why.split("离讲义", 1)[1].removesuffix("：超出容差")
             why = why.replace("，容差 ", "，只允许差 ")  # the rule in the reader's words
         said += f"（{why}）"
-    shown = f"（{p.ours}）" if p.ours and p.ours.count(",") < 3 else ""  # the table's number
+    shown = f"（{p.ours}）" if p.ours and not p.ours.startswith("(") else " "  # its number
     return f"本页表格里的{seed_words(p.seeds)}{shown}上{said}；以记录的 {len(o.seeds)} 个种子为准。"
 
 
@@ -170,19 +174,15 @@ def pair_note(o, others: dict) -> str:
             + "）；本条是它的佐证，不单独计数。"
         )
     if other.entry.get("evidence"):
-        return f"{first} 另有一条用另一种算法看同一句话，只作本条的佐证，不单独计数。"
+        return f"{first} 另有一条用另一种判法看同一句话，只作本条的佐证，不单独计数。"
     if agreement(other) == agreement(o):
         return ""
-    rated = [c for c in (o, other) if c.protocol is not None and c.detail]
-    decides = ""
-    if len(rated) == 1:  # the one judged seed by seed on the recorded seeds decides
-        decides = f"；以{'本条' if rated[0] is o else '那一条'}为准（它按记录的种子逐个判定）"
-    parts = "两条判的是这句话的不同部分"
+    parts = "两条判的是这句话的不同部分，各有各的结论"
     if "judges" in o.entry and "judges" in other.entry:
         parts = f"本条判的是{o.entry['judges']}，那一条判的是{other.entry['judges']}"
     return (
         f"讲义这句话另有一条在 {first}（{SYMBOL[verdict(other)]} {STUDY_LABEL[verdict(other)]}），"
-        f"{parts}{decides}。"
+        f"{parts}。"
     )
 
 
@@ -238,6 +238,8 @@ def takeaway(o, others: dict | None = None) -> str:
     e, v = o.entry, verdict(o)
     beyond = e.get("class") == "beyond"  # the lecture states or names it, never measures it
     word = parts_word(o) or (BEYOND_WORDS.get(v) if beyond else None) or SUPPORTS[v]
+    if study_verdict(o) == ARITHMETIC:  # the lecture computed it: it checks out, not counted
+        word = SUPPORTS[ARITHMETIC]
     oks = [f.ok for f in o.findings]
     if not parts_word(o) and v == "differs" and True in oks and False in oks:
         said = "在我们这里不成立" if beyond else "不支持讲义"

@@ -22,6 +22,8 @@ import pandas as pd
 
 from lecture17.reporting import ledger as ledger_mod
 from lecture17.reporting.claim_verdict import (  # noqa: F401 - the page's names, kept here
+    ARITHMETIC,
+    EVIDENCE,
     LABELS,
     LECTURE_ERROR,
     NOT_AGREEING,
@@ -147,16 +149,26 @@ def overview_sentences(outcomes) -> str:
 
     own = [o for o in outcomes if ledger_mod.counts(o.entry)]
     by = {v: [o for o in own if study_verdict(o) == v] for v in ("differs", PARTLY, "unresolved")}
-    held = len(own) - sum(len(v) for v in by.values())
+    held = sum(o.status in ledger_mod.REPRODUCED for o in own)
+    unbuilt = sum(study_verdict(o) in ("missing", "gpu") for o in own)
+
+    def read(entry) -> set:  # the demos a claim reads: its own, its values', its recorded
+        named = ledger_mod.selectors(entry) if ledger_mod._has_values(entry) else {}
+        return {_demo(entry), *(str(s["demo"]) for s in named.values() if "demo" in s)} | set(
+            entry.get("decide", {}).get("recorded", [])
+        )
+
+    kinds = ("training", "recorded")
     trained = [
         o
         for o in by["differs"]
-        if getattr(DEMOS.get(_demo(o.entry)), "kind", "") in ("training", "recorded")
+        if any(getattr(DEMOS.get(d), "kind", "") in kinds for d in read(o.entry))
     ]
     first = (
         f"只数讲义自己的结果、一句话一个结论：{len(own)} 条里我们的运行支持 {held} 条，"
         f"部分支持 {len(by[PARTLY])} 条，不支持 {len(by['differs'])} 条，"
-        f"还定不了 {len(by['unresolved'])} 条。"
+        f"还定不了 {len(by['unresolved'])} 条"
+        + (f"，{unbuilt} 条本次没有构建。" if unbuilt else "。")
     )
     second = (
         f"不支持的 {len(by['differs'])} 条里 {len(trained)} 条是训练出来的数字"

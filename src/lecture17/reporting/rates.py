@@ -31,6 +31,17 @@ def _trace(n: int, rule) -> None:
         TRACE.append((n, rule))
 
 
+def counted_rule(n: int, rule) -> None:
+    """A predicate that decides by a count k of n by its own rule (k ≥ 1, every pair, …) says
+    so here: `rule(k)` is its verdict for k of n, traced like the interval rules."""
+    _trace(n, rule)
+
+
+def fewest_to_hold(n: int, threshold: float = 0.5) -> int | None:
+    """The fewest of n for which decide(k, n, threshold) holds (None: no k of n does)."""
+    return next((k for k in range(n + 1) if _above(k, n, threshold) is True), None)
+
+
 @contextmanager
 def untraced():
     """Rate decisions that do not decide the claim (the protocol seeds shown beside it, one

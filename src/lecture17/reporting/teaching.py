@@ -27,6 +27,8 @@ def lesson(item: dict | None, section: str, outcomes, html_mode: bool) -> str:
     if item["claim"] not in by_id:
         raise ValueError(f"lessons {section}: no claim {item['claim']!r} in the ledger")
     o = by_id[item["claim"]]
+    if o.entry.get("evidence"):  # one assertion, one verdict: the twin that decides
+        raise ValueError(f"lessons {section}: {item['claim']} is evidence; name {o.entry['pair']}")
     said = claims_mod.takeaway(o, by_id)
     ref = claims_mod.claim_ref(o, html_mode)
     head = f"这一节学到什么：{item['topic']}"
@@ -101,7 +103,8 @@ def legend() -> str:
         f"{signs[claims_mod.PARTLY]} 部分成立",
         f"{signs['differs']} 不同（不成立）",
         f"{signs['unresolved']} 还定不了",
-        f"{signs['echo']} 回显和 {signs['cited']} 引自论文不计入",
+        f"{signs['echo']} 回显、讲义自己的算术和 {signs['cited']} 引自论文不计入",
+        f"{signs[claims_mod.EVIDENCE]} 佐证：同一句话以另一张卡片为准，不计入",
     ]
     return "**标记 Badges**：" + " · ".join(kinds) + "。"
 
