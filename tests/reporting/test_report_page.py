@@ -834,7 +834,7 @@ def test_the_study_reading_names_values_in_chinese_with_one_label_for_the_length
             )
             assert not re.search(r"种子中(最小|最大)，其中\1", label), (e["id"], label)
     both = {"quantity": "sensitivity", "stat": "min", "reduce": "min"}
-    assert ledger.value_label(both, "01.4", study=True).endswith("种子和各项中最小）")
+    assert ledger.value_label(both, "01.4", study=True).endswith("所有种子、所有格里最小）")
     # a setting whose value names it is said once: "（不缩放）", not "（缩放 不缩放）"
     for value, said in (("scaled", "（缩放）"), ("unscaled", "（不缩放）")):
         where = {"quantity": "max_weight", "where": {"scaled": value}}

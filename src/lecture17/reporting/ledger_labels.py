@@ -99,7 +99,7 @@ def value_label(selector: dict, demo, study: bool = False) -> str:
     parts = ["；".join(pairs)]
     stat, reduce = selector.get("stat", "mean"), selector.get("reduce")
     if study and stat == reduce and stat in ("min", "max"):  # one extreme, said once
-        parts += [f"种子和各项中{'最小' if stat == 'min' else '最大'}"]
+        parts += [f"所有种子、所有格里{'最小' if stat == 'min' else '最大'}"]
     elif study:  # the Chinese part; a reduction's "the largest of the rows" said by the stat
         parts += [
             STAT_WORDS.get(stat, "").split(" ")[0],

@@ -105,6 +105,7 @@ def legend() -> str:
         f"{signs['unresolved']} 还定不了",
         f"{signs['echo']} 回显、讲义自己的算术和 {signs['cited']} 引自论文不计入",
         f"{signs[claims_mod.EVIDENCE]} 佐证：同一句话以另一张卡片为准，不计入",
+        "“本机”：计时，换一台机器可能不同",
     ]
     return "**标记 Badges**：" + " · ".join(kinds) + "。"
 
