@@ -650,22 +650,21 @@ def test_every_rate_rule_can_reach_both_verdicts_with_the_seeds_recorded(entry):
         assert {True, False} <= reached, f"{entry['id']}: with n = {n}, only {reached}"
 
 
+def _reached(n_seeds: int) -> set:
+    """The verdicts 'a 3-seed run shows it' (rates.three_seed_decision) reaches at n_seeds."""
+    rates.TRACE = []
+    try:
+        rates.three_seed_decision(0.5, n_seeds)
+        ((n, rule),) = rates.TRACE
+    finally:
+        rates.TRACE = None
+    return {rule(k) for k in range(n + 1)}
+
+
 def test_the_reachability_test_can_fail():
     """Ten seeds of a rule 'a 3-seed run shows it' judged at 3 disjoint runs reach neither."""
-    rates.TRACE = []
-    try:
-        rates.three_seed_decision(0.5, 10)
-        ((n, rule),) = rates.TRACE
-    finally:
-        rates.TRACE = None
-    assert {rule(k) for k in range(n + 1)} == {None}
-    rates.TRACE = []
-    try:
-        rates.three_seed_decision(0.5, 12)
-        ((n, rule),) = rates.TRACE
-    finally:
-        rates.TRACE = None
-    assert {True, False} <= {rule(k) for k in range(n + 1)}
+    assert _reached(10) == {None}
+    assert {True, False} <= _reached(12)
 
 
 def _named(steps, names: set) -> set:
