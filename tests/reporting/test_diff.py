@@ -168,6 +168,16 @@ def test_a_row_on_one_side_only_differs(tmp_path):
     assert run(build(tmp_path, "a", TRAINED, more), build(tmp_path, "b", TRAINED, fewer))[1] == 1
 
 
+def test_a_table_with_other_label_columns_differs_and_never_crashes(tmp_path):
+    """A demo that gained a label (06.5's explorer weights: query, key) against an older build."""
+    a = build(tmp_path, "a", TRAINED)
+    b = build(tmp_path, "b", TRAINED)
+    b.tables["09.8"] = b.tables["09.8"].assign(query="q0", key="k0")
+    report = diff.compare_cells(a, b, {})
+    assert [k for k, _ in report.differ] == [("09.8",)]
+    assert "label columns differ" in report.differ[0][1]
+
+
 def test_a_trained_row_on_one_side_only_is_judged_by_its_seed_count(tmp_path):
     # 07.2's steps_to_90 exists for the seeds that reached 90 %: 3 of 3 against 0 of 3 is
     # Fisher p = 0.1, seed variation at this n; 10 of 10 against 0 of 10 is not

@@ -127,6 +127,10 @@ def compare_cells(a: Build, b: Build, formats: dict) -> CellReport:
             continue
         timings = timings_of(a.tables[demo]) | timings_of(b.tables[demo])
         ta, tb = keyed(a.tables[demo]), keyed(b.tables[demo])
+        if list(ta.index.names) != list(tb.index.names):  # another version of the demo
+            names = f"{list(ta.index.names)} vs {list(tb.index.names)}"
+            differ.append(((demo,), f"两边的表标签列不同 label columns differ: {names}"))
+            continue
         trained = demo in a.trained or demo in b.trained
         for key in ta.index.difference(tb.index, sort=False).union(
             tb.index.difference(ta.index, sort=False), sort=False
