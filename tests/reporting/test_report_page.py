@@ -724,9 +724,9 @@ def test_twins_say_every_time_which_one_decides():
     evidence.entry["evidence"] = True
     others = {"C1": evidence, "C2": decider}
     said = report_claims.takeaway(evidence, others)
-    assert "这句话以 §9.2 演示 05.1 那一条为准（✓ 成立，它的读法在跑实验之前就定下了）" in said
-    assert "本条是它的佐证，不单独计数" in said and "数据还定不了" not in said
-    assert "只作本条的佐证，不单独计数" in report_claims.takeaway(decider, others)
+    assert "以 §9.2 演示 05.1 那一条为准（✓ 成立，读法在跑实验前定下）" in said
+    assert "本条只作佐证" in said and "数据还定不了" not in said
+    assert "只作本条的佐证" in report_claims.takeaway(decider, others)
     assert report_claims.study_verdict(evidence) == report_claims.EVIDENCE
 
 
@@ -965,6 +965,11 @@ def test_an_english_gloss_shows_once_in_the_study_reading_and_terms_always():
     assert "Scaled scores" not in report_html.english_once(title).replace(
         '<span class="en"> Scaled scores of each word</span>', ""
     )
+    # a gloss inside the parentheses it closes: "GRU（无注意力 no attention）" in every row
+    rows = "<td>GRU（无注意力 no attention）</td>" * 2 + "<p>最大误差 max error of PE(p)</p>"
+    out = report_html.english_once(rows)
+    assert out.count('<span class="en"> no attention</span>）') == 1  # the second row's
+    assert "max error of PE(p)" in out  # an ASCII parenthesis is the text's, not a close
 
 
 def test_a_beyond_the_lecture_entry_in_the_contents_keeps_its_short_title_on_a_phone():

@@ -169,12 +169,12 @@ def pair_note(o, others: dict) -> str:
     if o.entry.get("evidence"):
         v = study_verdict(other)
         return (
-            f"这句话以 {first} 那一条为准（{SYMBOL[v]} {STUDY_LABEL[v]}"
-            + ("，它的读法在跑实验之前就定下了" if other.entry.get("preregistered") else "")
-            + "）；本条是它的佐证，不单独计数。"
+            f"以 {first} 那一条为准（{SYMBOL[v]} {STUDY_LABEL[v]}"
+            + ("，读法在跑实验前定下" if other.entry.get("preregistered") else "")
+            + "）；本条只作佐证。"
         )
     if other.entry.get("evidence"):
-        return f"{first} 另有一条用另一种判法看同一句话，只作本条的佐证，不单独计数。"
+        return f"{first} 另有一条换一种判法看同一句话，只作本条的佐证。"
     if agreement(other) == agreement(o):
         return ""
     parts = "两条判的是这句话的不同部分，各有各的结论"

@@ -130,7 +130,7 @@ def demo_names(html_text: str) -> str:
 # appears and hides it after (<span class="en">; the audit reading and the Markdown keep all)
 
 GLOSS = re.compile(
-    r"(?<=[\u3400-\u9fff）”]) ([A-Za-z][A-Za-z '’\-/,.:()&?!…]*?)(?=\s*(?:[（，；：。、]|$))"
+    r"(?<=[\u3400-\u9fff）”]) ([A-Za-z][A-Za-z '’\-/,.:()&?!…]*?)(?=\s*(?:[（），；：。、]|$))"
 )
 # English that is the term itself, not a translation of the Chinese before it: kept wherever
 # it appears (a model, an optimizer, a proper name, a word the lecture leaves in English)

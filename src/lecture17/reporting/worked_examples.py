@@ -20,7 +20,7 @@ def jane_inputs(settings: dict) -> str:
     X, W_q = jane_embeddings(), jane_query_matrix(settings["strength"])
     return (
         f"**输入 Inputs**（演示 01.1，行 = 词 rows are words：{'、'.join(JANE_WORDS)}；"
-        f"列 = 含义 columns mean {' / '.join(JANE_DIMS)}）：$X = {latex_matrix(X)}$，"
+        f"列 = 含义：{' / '.join(JANE_DIMS)}）：$X = {latex_matrix(X)}$，"
         f"$W^Q = {latex_matrix(W_q)}$（强度 strength {settings['strength']:g}，来自配置），"
         f"$W^K = W^V = I$，$d_k = {X.shape[1]}$。en 那一行是从讲义的数字反推的 "
         "the row of en is inferred from the lecture's digits（F08）。"
