@@ -49,11 +49,12 @@ def test_exercise_8_as_written_edits_05_1_and_the_demo_that_reads_its_models(tmp
     assert after["05.1"]["settings"]["train"]["steps"] == 1500
     assert after["05.1"]["grid"]["seq_len"] == [32]
     readers = [d for d in before if DEMOS[d].reads_models == "05.1"]
-    assert readers == ["06.6"]  # it must read the models 05.1 now trains
-    assert after["06.6"]["settings"]["train"] == after["05.1"]["settings"]["train"]
-    assert after["06.6"]["grid"]["seq_len"] == [32]
+    assert readers == ["05.5", "06.6"]  # they must read the models 05.1 now trains
+    for reader in readers:
+        assert after[reader]["settings"]["train"] == after["05.1"]["settings"]["train"]
+        assert after[reader]["grid"]["seq_len"] == [32]
     changed = {d for d in before if after[d] != before[d]}
-    assert changed == {"05.1", "06.6"}  # not 05.3, 05.4, nor the recorded 07.8 or 08.1
+    assert changed == {"05.1", *readers}  # not 05.3, 05.4, nor the recorded 07.8 or 08.1
     assert before["05.1"]["settings"]["train"]["steps"] == 500  # the config itself untouched
 
 

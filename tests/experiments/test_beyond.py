@@ -20,6 +20,7 @@ import torch
 import yaml
 from conftest import ATOL, ROOT, requires_cuda, without_cuda
 
+from lecture17.experiments import DEMOS
 from lecture17.experiments.beyond import (
     RATIOS,
     TIMED_MODELS,
@@ -270,11 +271,24 @@ def test_the_sharpness_keeps_the_weight_off_the_mirror_below_the_leak():
 def test_hand_built_reversal_rows_and_a_layer_built_for_another_length():
     from lecture17.experiments.beyond import hand_built_reversal
 
-    df = hand_built_reversal(lengths=[3, 5], d_model=16, n_sources=20, leak=1e-6, seed=0)
+    df = hand_built_reversal(
+        lengths=[3, 5], d_model=16, n_sources=20, leak=1e-6, explore_length=3, seed=0
+    )
     cells = df[df.quantity == "sequence_accuracy"][["built_for", "length"]]
     assert len(cells) == 4  # every (built for, tested at) pair
     mirror = df[df.quantity == "min_mirror_weight"]
     assert sorted(zip(mirror.built_for, mirror.length, strict=True)) == [(3, 3), (5, 5)]
+    # the explorer's weights: at L = 3, each layer's rows; the one built for 3 on the mirror
+    weights = df[df.quantity == "weight"]
+    assert set(weights.length) == {3} and sorted(set(weights.built_for)) == [3, 5]
+    own = weights[weights.built_for == 3].pivot(index="query", columns="key", values="value")
+    assert np.allclose(own.to_numpy(), np.eye(3)[::-1], atol=1e-4)  # on the mirror
+    other = weights[weights.built_for == 5].pivot(index="query", columns="key", values="value")
+    assert np.allclose(other.sum(axis=1), 1, atol=1e-5) and not np.allclose(other, np.eye(3)[::-1])
+    with pytest.raises(ValueError, match="explore_length"):
+        hand_built_reversal(
+            lengths=[3], d_model=16, n_sources=2, leak=1e-6, explore_length=4, seed=0
+        )
 
 
 # -------------------------------------------------------------------------------------------
@@ -294,16 +308,18 @@ def _kept_05_1(tmp_path, point):
     return out, models_path(out)
 
 
-def test_06_6_reads_05_1s_kept_model_and_gets_what_training_again_gives(tmp_path):
+@pytest.mark.parametrize("reader", [d for d, entry in DEMOS.items() if entry.reads_models])
+def test_a_reader_of_05_1s_kept_model_gets_what_training_again_gives(tmp_path, reader):
+    """06.6 (beam search) and 05.5 (the decoded examples) read 05.1's models."""
     from demos import spec
 
     from lecture17.pipeline.job import run_demo
 
     point = {"model": "gru_attention", "seq_len": 32}
     _, models = _kept_05_1(tmp_path, point)
-    settings = {**spec("06.6")["settings"], "device": "cpu"}
-    read = run_demo("06.6", settings, 0, point, models)
-    again = run_demo("06.6", settings, 0, point)  # no file: trained again, the same way
+    settings = {**spec(reader)["settings"], "device": "cpu"}
+    read = run_demo(reader, settings, 0, point, models)
+    again = run_demo(reader, settings, 0, point)  # no file: trained again, the same way
     pd.testing.assert_frame_equal(read, again)
 
 

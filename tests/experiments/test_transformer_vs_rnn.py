@@ -17,6 +17,7 @@ import torch
 from conftest import ATOL_FLOAT32, ROOT, requires_cuda, value, without_cuda
 from demos import config
 
+from lecture17 import tasks
 from lecture17 import tiny_transformer as tt
 from lecture17 import training as tr
 from lecture17.experiments import DEMOS
@@ -301,6 +302,10 @@ def test_views_render_from_a_small_build(tmp_path):
             for m in ("transformer", "gru_attention")
         ],
         "05.4": [(step, {"model": m, "seq_len": L}) for m in ("gru", "transformer")],
+        "05.5": [
+            ({**train, "n_examples": 2, "attention_lengths": [32]}, {"model": m, "seq_len": 32})
+            for m in MODELS
+        ],
     }
     tables = {}
     for demo, points in jobs.items():
@@ -310,10 +315,90 @@ def test_views_render_from_a_small_build(tmp_path):
             write_csv(run_demo(demo, settings, 0, point), paths[-1])
         tables[demo] = aggregate(read_runs(paths))
     views = load_views(ROOT / "report" / "views")
-    for demo in [d for d, entry in DEMOS.items() if entry.script == "05"]:  # 05.1–05.4
+    for demo in [d for d, entry in DEMOS.items() if entry.script == "05"]:  # 05.1–05.5
         for view in views[demo]:
             text = render_view(tables[str(view.get("table", demo))], view)
             assert text.count("\n") >= 2, view["title"]
+
+
+# -------------------------------------------------------------------------------------------
+# 05.5 one example at a time
+
+
+@cache
+def decoded(model: str, n_examples: int = 3):
+    return ex.decoded_examples(
+        **TRAIN,
+        model=model,
+        seq_len=L,
+        n_examples=n_examples,
+        attention_lengths=[L],
+        device="cpu",
+        seed=0,
+        trained=None,
+    )
+
+
+def tokens_of(table, quantity: str, example: int) -> list[int]:
+    rows = select(table, quantity, example=example)
+    return [int(v) for v in rows.sort_values("position")["value"]]
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_decoded_examples_are_the_first_of_05_1s_test_set_reversed(model):
+    table = decoded(model)
+    src, _, tgt_out = tr.evaluation_set(tr.ReversalTask(L), 0, 3)
+    vocab = {r.token: int(r.value) for r in select(table, "token_id").itertuples()}
+    assert vocab["EOS"] == tasks.EOS and vocab["0"] == tasks.FIRST_SYMBOL
+    for i in range(3):
+        assert tokens_of(table, "source", i) == src[i].tolist()
+        assert tokens_of(table, "target", i) == tgt_out[i].tolist()
+        assert tokens_of(table, "target", i) == [*src[i].flip(0).tolist(), tasks.EOS]
+        right = tokens_of(table, "output", i) == tokens_of(table, "target", i)
+        assert value(table, "sequence_correct", example=i) == float(right)
+
+
+def test_every_decoded_example_scored_agrees_with_05_1s_sequence_accuracy():
+    """All of the test set, one sequence at a time: the share decoded right is 05.1's number
+    for the same model (trained again: the same settings and seed)."""
+    n_test = TRAIN["train"].n_test
+    share = select(decoded("gru_attention", n_test), "sequence_correct")["value"].mean()
+    assert share == value(comparison("gru_attention"), "sequence_accuracy")
+
+
+@pytest.mark.parametrize("model", ["gru_attention", "transformer"])
+def test_per_example_cross_attention_rows_are_distributions_over_the_source(model):
+    weights = select(decoded(model), "weight")
+    heads = TINY_SIZES["transformer"]["n_heads"] if model == "transformer" else 1
+    assert len(weights) == 3 * heads * (L + 1) * L
+    sums = weights.groupby(["example", "head", "query"])["value"].sum()
+    assert np.allclose(sums, 1.0, atol=1e-6)
+    assert select(decoded("gru"), "weight").empty  # no attention, no weights
+    other_length = ex.decoded_examples(
+        **TRAIN,
+        model=model,
+        seq_len=L,
+        n_examples=1,
+        attention_lengths=[L + 1],
+        device="cpu",
+        seed=0,
+        trained=None,
+    )
+    assert select(other_length, "weight").empty  # weights only at the lengths asked
+
+
+def test_too_many_examples_are_refused():
+    with pytest.raises(ValueError, match="n_examples"):
+        ex.decoded_examples(
+            **TRAIN,
+            model="gru",
+            seq_len=L,
+            n_examples=41,
+            attention_lengths=[],
+            device="cpu",
+            seed=0,
+            trained=None,
+        )
 
 
 # -------------------------------------------------------------------------------------------

@@ -433,10 +433,11 @@ def test_another_cpu_changes_no_deterministic_number_and_diff_sees_no_difference
     # three seeds flag only changes far beyond the seed spread (README, "比较两份报告").
     changed = copy_repository(tmp_path / "changed")
     config = yaml.safe_load((changed / TEST_CONFIG).read_text())
-    for demo in ("05.1", "06.6"):  # 06.6 reads 05.1's models: the same sizes (an anchor in
-        config["demos"][demo]["settings"]["sizes"]["transformer"]["d_ff"] *= 2  # config.yaml)
+    # 05.5 and 06.6 read 05.1's models: the same sizes (an anchor in config.yaml)
+    for demo in ("05.1", "05.5", "06.6"):
+        config["demos"][demo]["settings"]["sizes"]["transformer"]["d_ff"] *= 2
     (changed / TEST_CONFIG).write_text(yaml.safe_dump(config, sort_keys=False))
-    shutil.copytree(workdir / "results", changed / "results")  # only 05.1 (and 06.6) rerun:
+    shutil.copytree(workdir / "results", changed / "results")  # only 05.1 (and its readers) rerun:
     shutil.rmtree(changed / "results" / "05.1")  # (the copy has no .snakemake metadata)
     for table in (changed / "results" / "tables").glob("05.1.*"):
         table.unlink()
@@ -703,7 +704,7 @@ def test_adding_a_demo_by_the_recipe_touches_only_its_places_and_reruns_only_tha
 def test_exercise_8_done_in_the_script_reruns_05_1_and_what_reads_its_models(workdir):
     """The lecture's exercise 8 edits STEPS at the top of 05_transformer_vs_rnn.py; the build
     applies the script's edits to its config (lecture17.scripts), so a dry run plans 05.1's
-    jobs and those of 06.6 (which reads 05.1's models), and nothing else."""
+    jobs and those of 05.5 and 06.6 (which read 05.1's models), and nothing else."""
     config = yaml.safe_load((workdir / TEST_CONFIG).read_text())
     script = workdir / "scripts/05_transformer_vs_rnn.py"
     original = script.read_text()
@@ -711,7 +712,8 @@ def test_exercise_8_done_in_the_script_reruns_05_1_and_what_reads_its_models(wor
     try:
         script.write_text(original.replace("STEPS = None", f"STEPS = {steps}"))
         runs = {p for p in planned_outputs(workdir) if re.match(r"results/\d\d\.\d/", p)}
-        expected = demo_outputs(config, "05.1") | demo_outputs(config, "06.6")
+        expected = demo_outputs(config, "05.1") | demo_outputs(config, "05.5")
+        expected |= demo_outputs(config, "06.6")
         models = {p.replace(".timing.csv", ".models.pt") for p in demo_outputs(config, "05.1")}
         assert runs == expected | {p for p in models if p.endswith(".models.pt")}
     finally:

@@ -209,6 +209,15 @@ _REGISTRY = [
         timings=(*_STEP_TIMES, "ms_per_step_q1", "ms_per_step_q3"),
         alone=True,
     ),
+    Demo(
+        "05.5",
+        "transformer_vs_rnn.decoded_examples",
+        "§9.2",
+        "一个解码的例子 a decoded example（和逐条序列的注意力）",
+        kind="training",
+        rule="decoded_examples",
+        reads_models="05.1",
+    ),
     # 06 beyond the lecture: its "at scale" claims made concrete (§8.4, §9.5, §10.4)
     Demo(
         "06.1",

@@ -10,6 +10,8 @@ encoder-decoder without attention, the same with Luong attention, and a tiny Tra
     05.3  attention_analysis   §9.4  the same training, then what the attention looks at
     07.5  luong_reading        §9.2  05.1's GRU + attention under each reading of "Luong"
     05.4  step_time            §9.5  ms per training step as L grows to 128
+    05.5  decoded_examples     §9.2, §9.4  05.1's kept models on the first few test
+                                     sequences: each output token, and the cross-attention
 
 References: Vaswani et al. (2017), "Attention is all you need"; Cho et al. (2014), "Learning
 phrase representations using RNN encoder-decoder"; Luong, Pham & Manning (2015), "Effective
@@ -401,6 +403,82 @@ def attention_analysis(
     with single_thread():  # the analysis runs on the CPU, whatever trained the model
         records += attention_records(result.model.cpu(), src, maps=maps)
     return tidy(records, ["block", "head", "query", "key"])
+
+
+# -------------------------------------------------------------------------------------------
+# 05.5 §9.2 / §9.4: one example at a time, on 05.1's kept models
+
+
+def token_names() -> dict[str, int]:
+    """The reversal task's vocabulary as the page names it: the 10 symbols "0".."9", then
+    BOS and EOS (PAD never appears in a decoded sequence)."""
+    from lecture17.tasks import BOS, EOS, FIRST_SYMBOL, N_SYMBOLS
+
+    return {**{str(s): FIRST_SYMBOL + s for s in range(N_SYMBOLS)}, "BOS": BOS, "EOS": EOS}
+
+
+def example_records(src, tgt_out, decoded) -> list[dict]:
+    """Per example (0-based) and position (0-based): source, target and output token ids;
+    per example, sequence_correct (all L + 1 outputs right)."""
+    records = []
+    for i in range(src.shape[0]):
+        for name, tokens in (("source", src[i]), ("target", tgt_out[i]), ("output", decoded[i])):
+            records += [row(name, int(t), example=i, position=p) for p, t in enumerate(tokens)]
+        correct = bool((decoded[i] == tgt_out[i]).all())
+        records.append(row("sequence_correct", float(correct), example=i))
+    return records
+
+
+def decoded_examples(
+    *,
+    model: str,
+    seq_len: int,
+    sizes: dict,
+    train: TrainSettings,
+    n_examples: int,
+    attention_lengths: list[int],
+    device: str,
+    seed: int,
+    trained,
+) -> pd.DataFrame:
+    """§9.2's results one sequence at a time: 05.1's trained model of this grid point and seed
+    (`trained`: the models its job kept; None: trained again, the same way) greedy-decodes the
+    first n_examples sequences of 05.1's test set (train.n_test, training.evaluation_set).
+
+    Rows: token_id per `token` (the vocabulary: "0".."9", BOS, EOS); per `example` and
+    `position` the source, target and output token ids (output: greedy, L + 1 steps, as 05.1
+    scores); per example sequence_correct. A model with attention, at a seq_len in
+    attention_lengths, adds `weight` per (head, query, key) of its cross-attention while
+    decoding (decoding_weights: the weights greedy decoding used at each step; 05.3's `map` is
+    their mean over 200 sequences), query t the output step (0-based, the last one EOS), key j
+    the source position. Greedy tokens are
+    argmaxes: at a near-tie another CPU may pick the other token (a single seed: `diff` lists
+    such cells, never flags them).
+    """
+    _check(model=model, seq_len=seq_len, sizes=sizes, device=device)
+    if not 0 < n_examples <= train.n_test:
+        raise ValueError(f"n_examples must be in 1..n_test ({train.n_test}), got {n_examples}")
+    import torch
+
+    from lecture17.training import ReversalTask, evaluation_set, single_thread
+
+    net = trained_model(
+        trained, model=model, seq_len=seq_len, sizes=sizes, train=train, device=device, seed=seed
+    )
+    src, _, tgt_out = evaluation_set(ReversalTask(seq_len), seed, train.n_test)
+    src, tgt_out = src[:n_examples], tgt_out[:n_examples]  # the first of 05.1's test set
+    records = [row("token_id", i, token=name) for name, i in token_names().items()]
+    with single_thread(), torch.no_grad():  # read on the CPU, whatever trained the model
+        weights = decoding_weights(net, src)  # decodes src greedily on the way
+        decoded = net.greedy_decode(src, seq_len + 1, bos_id=token_names()["BOS"])
+        records += example_records(src, tgt_out, decoded)
+        for block, w in weights.items():
+            if block.endswith("cross_attn") and seq_len in attention_lengths:
+                records += [
+                    row("weight", v, example=i, head=h + 1, query=q, key=k)
+                    for (i, h, q, k), v in np.ndenumerate(w.double().numpy())
+                ]
+    return tidy(records, ["token", "example", "position", "head", "query", "key"])
 
 
 # -------------------------------------------------------------------------------------------
