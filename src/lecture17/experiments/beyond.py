@@ -458,8 +458,18 @@ def hand_built_reversal_layer(built_for: int, d_model: int, vocab: int, leak: fl
     return {"W_q": W_q, "W_k": W_k, "W_v": W_v}
 
 
+def _hand_built_layer_on(W: dict, src, d_model: int, vocab: int):
+    """The layer W on sources src (n, L): inputs [one-hot token; PE(position)] on the encoder
+    side, [0; PE(position)] on the decoder's -> (output (n, L, vocab), weights (n, L, L))."""
+    n, L = src.shape
+    pe = positional_encoding(L, d_model)  # (L, d_model)
+    enc = np.concatenate([np.eye(vocab)[src], np.broadcast_to(pe, (n, L, d_model))], -1)
+    dec = np.concatenate([np.zeros((n, L, vocab)), enc[..., vocab:]], -1)
+    return scaled_dot_product_attention(dec @ W["W_q"], enc @ W["W_k"], enc @ W["W_v"])
+
+
 def hand_built_reversal(
-    *, lengths: list[int], d_model: int, n_sources: int, leak: float, seed: int
+    *, lengths: list[int], d_model: int, n_sources: int, leak: float, explore_length: int, seed: int
 ) -> pd.DataFrame:
     """§9.6 "位置编码 + 一层编码器-解码器注意力就够了", by construction: no training, one layer
     of encoder-decoder attention (attention_numpy.scaled_dot_product_attention) with weights
@@ -469,9 +479,14 @@ def hand_built_reversal(
     Rows: (`built_for`, `length`) → `sequence_accuracy`, `token_accuracy` (output t equals
     source L − 1 − t; the stop rule is the known length: L outputs, no EOS), for weights built
     for every length of `lengths` and tested at every length; (`built_for` = `length`) →
-    `min_mirror_weight`, the smallest weight any decoding step puts on its mirror position.
+    `min_mirror_weight`, the smallest weight any decoding step puts on its mirror position;
+    at `length` = explore_length, the `weight` of each (query, key) on its first source, for
+    the layer built for every length (the page's explorer), rounded to 6 decimals (a weight
+    of 1e-9 is 0 there, and no ulp of another CPU's exp moves a printed digit).
     Deterministic (float64): `seed` draws the sources.
     """
+    if explore_length not in lengths:
+        raise ValueError(f"explore_length {explore_length} must be one of lengths {lengths}")
     from lecture17.training import FIRST_SYMBOL, N_SYMBOLS, VOCAB_SIZE
 
     rng = np.random.default_rng(seed)
@@ -482,14 +497,7 @@ def hand_built_reversal(
     for built in lengths:
         W = hand_built_reversal_layer(built, d_model, VOCAB_SIZE, leak)
         for L, src in sources.items():
-            pe = positional_encoding(L, d_model)  # (L, d_model)
-            enc = np.concatenate(
-                [np.eye(VOCAB_SIZE)[src], np.broadcast_to(pe, (n_sources, L, d_model))], -1
-            )
-            dec = np.concatenate([np.zeros((n_sources, L, VOCAB_SIZE)), enc[..., VOCAB_SIZE:]], -1)
-            out, weights = scaled_dot_product_attention(
-                dec @ W["W_q"], enc @ W["W_k"], enc @ W["W_v"]
-            )
+            out, weights = _hand_built_layer_on(W, src, d_model, VOCAB_SIZE)
             right = out.argmax(-1) == src[:, ::-1]  # (n, L): output t = source L − 1 − t
             cell = {"built_for": built, "length": L}
             records += rows(
@@ -498,7 +506,12 @@ def hand_built_reversal(
             if built == L:
                 mirror = weights[:, np.arange(L), np.arange(L)[::-1]]  # (n, L)
                 records.append(row("min_mirror_weight", mirror.min(), **cell))
-    return tidy(records, ["built_for", "length"])
+            if L == explore_length:
+                records += [
+                    row("weight", float(w), **cell, query=q, key=k)
+                    for (q, k), w in np.ndenumerate(np.round(weights[0], 6))
+                ]
+    return tidy(records, ["built_for", "length", "query", "key"])
 
 
 # -------------------------------------------------------------------------------------------
