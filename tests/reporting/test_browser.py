@@ -19,7 +19,8 @@ from pathlib import Path
 import pytest
 from pages import REFERENCE, reference_missing, reference_render, small_build
 
-from lecture17.reporting import figures
+from lecture17.pipeline.aggregate import read_tables
+from lecture17.reporting import decoded, explorer, figures
 from lecture17.reporting.figures import DPI
 
 try:
@@ -324,6 +325,55 @@ def test_the_explorer_shows_the_weights_of_the_query_chosen_as_the_table_prints_
     assert shown_weights(tab, "explore-01-1") == tab.evaluate(JANE_ROW, "visite")
     bar = tab.evaluate("document.querySelector('#explore-01-1 .panel .bar span').style.width")
     assert bar == f"{100 * float(tab.evaluate(JANE_ROW, 'visite')[0]):.1f}%"
+
+
+def test_the_per_example_explorer_switches_sequence_and_step_as_the_table_says(loaded, page_path):
+    """§9.4's explorer over 05.5's test sequences: choose the second sequence, then output
+    step 3: the key labels are that sequence's source tokens and the bars its weights, as the
+    table (reference build) holds them; the decoded example above sits in the diff-free block."""
+    width, tab = loaded
+    box = tab.locator("#explore-05-5")
+    if box.count() == 0:
+        pytest.skip("no 05.5 in this build")
+    assert tab.locator(".machine .decoded").count() == 1
+    keys = "[...document.querySelectorAll('#explore-05-5 .panel')[0].querySelectorAll('.key')]"
+    if "reference" not in str(page_path) and page_path.name != "lecture17.html":
+        return
+    tables = read_tables([REFERENCE / "tables" / "05.5.csv"])
+    first, second = decoded.attention(tables["05.5"], 16, [0, 1])
+    assert tab.evaluate(f"{keys}.map(e => e.textContent)") == first["keys"]  # no click
+    button = box.locator("button[data-e='1']")
+    button.tap() if width < 1000 else button.click()
+    step = box.locator("button[data-q='3']")
+    step.tap() if width < 1000 else step.click()
+    assert step.inner_text() == second["queries"][3]
+    assert tab.evaluate(f"{keys}.map(e => e.textContent)") == second["keys"]
+    for head in range(len(second["heads"])):
+        shown = shown_weights(tab, "explore-05-5", head)
+        assert shown == [f"{w:.3f}" for w in second["weights"][head][3]]
+    assert box.locator('button[aria-pressed="true"]').all_inner_texts() == [
+        "第 2 条",
+        step.inner_text(),
+    ]
+
+
+def test_the_hand_built_layer_explorer_shows_each_layer_as_the_table_holds_it(loaded, page_path):
+    """§9.6's explorer (06.5): the layer built for another L, read at the shortest L, put its
+    weights where the table says, step by step."""
+    width, tab = loaded
+    box = tab.locator("#explore-06-5")
+    if box.count() == 0 or "reference" not in str(page_path) and page_path.name != "lecture17.html":
+        pytest.skip("no 06.5 explorer from the reference build here")
+    table = read_tables([REFERENCE / "tables" / "06.5.csv"])["06.5"]
+    length = int(table[table["quantity"] == "weight"]["length"].iloc[0])
+    where = {"length": length, "built_for": 16}
+    data = explorer.weights(table, query="query", key="key", quantity="weight", where=where)
+    layer = box.locator("button[data-e='1']")
+    layer.tap() if width < 1000 else layer.click()
+    step = box.locator("button[data-q='3']")
+    step.tap() if width < 1000 else step.click()
+    assert layer.inner_text() == "为 L = 16 搭的层"
+    assert shown_weights(tab, "explore-06-5") == [f"{w:.3f}" for w in data["weights"][0][3]]
 
 
 def test_without_javascript_every_table_and_figure_shows_and_the_explorer_its_first_query(

@@ -37,5 +37,21 @@ def test_the_block_draws_its_first_query_and_carries_every_weight():
     block = explorer.explorer(data, "t", "explore-t")
     assert re.findall(r'class="w">([^<]*)<', block) == ["0.100", "0.900"]
     assert 'aria-pressed="true">a<' in block and 'aria-pressed="false">b<' in block
-    carried = json.loads(unescape(re.search(r'data-weights="([^"]*)"', block).group(1)))
+    (carried,) = json.loads(unescape(re.search(r'data-weights="([^"]*)"', block).group(1)))
     assert carried["weights"] == [[[0.1, 0.9], [0.6, 0.4]]] and carried["heads"] == ["头 1"]
+    assert 'data-e="' not in block  # one example: nothing to choose
+
+
+def test_examples_to_choose_from_each_carry_their_own_labels_and_the_first_is_drawn():
+    rows = [("1", "a", "x", 0.1), ("1", "a", "y", 0.9), ("1", "b", "x", 0.6), ("1", "b", "y", 0.4)]
+    one = explorer.weights(table(rows), query="query", key="key", quantity="weight", head="head")
+    other = {**one, "keys": ["u", "v"], "weights": [[[0.5, 0.5], [0.2, 0.8]]]}
+    block = explorer.explorer(
+        [{**one, "label": "第 1 条"}, {**other, "label": "第 2 条"}], "t", "e"
+    )
+    assert 'data-e="0" aria-pressed="true">第 1 条<' in block and 'data-e="1"' in block
+    assert re.findall(r'class="key">([^<]*)<', block) == ["x", "y"]
+    carried = json.loads(unescape(re.search(r'data-weights="([^"]*)"', block).group(1)))
+    assert [c["keys"] for c in carried] == [["x", "y"], ["u", "v"]]
+    with pytest.raises(ValueError, match="differ"):
+        explorer.explorer([one, {**other, "keys": ["u"]}], "t", "e")

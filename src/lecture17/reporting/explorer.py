@@ -3,11 +3,13 @@ weights over the keys, head by head, from a demo's own table.
 
     explorer(tables["01.1"], title, query="query", key="key", quantity="weight")
 
-The block is rendered in full for its first query, so the page reads without JavaScript (the
-weights of one query, and the tables and figures beside it); the page's small inline script
-(report/templates/lecture17.html.j2, `.explorer`) redraws the bars for the query chosen. The
-weights travel in the block's `data-weights` attribute: queries, keys, heads and, per head, one
-row of weights per query, rounded to the three decimals shown. No network, nothing loaded.
+The block is rendered in full for its first example's first query, so the page reads without
+JavaScript (the weights of one query, and the tables and figures beside it); the page's small
+inline script (report/templates/lecture17.html.j2, `.explorer`) redraws the bars for the example
+and query chosen. The weights travel in the block's `data-weights` attribute, a list of examples
+(one for a table of one input; 05.5's few test sequences), each with its queries, keys, heads and,
+per head, one row of weights per query, rounded to the three decimals shown. No network, nothing
+loaded.
 """
 
 import html
@@ -45,31 +47,42 @@ def weights(table, *, key: str, quantity: str, query=None, head=None, where=None
     }
 
 
-def explorer(data: dict, title: str, anchor: str, head_names: dict | None = None) -> str:
-    """The block (HTML), its first query shown."""
+def explorer(data, title: str, anchor: str, head_names: dict | None = None) -> str:
+    """The block (HTML), its first example's first query shown. `data`: one example (weights'
+    dict) or a list of them, each with a `label` (the examples to choose from: the same
+    number of queries, keys and heads in each)."""
+    examples = data if isinstance(data, list) else [data]
+    if len({(len(e["queries"]), len(e["keys"]), len(e["heads"])) for e in examples}) != 1:
+        raise ValueError("explorer: the examples differ in their queries, keys or heads")
     names = head_names or {}
-    heads = [names.get(h, f"头 {h}" if h else "") for h in data["heads"]]
-    payload = {**data, "heads": heads}
-    buttons = "".join(
-        f'<button type="button" data-q="{i}" aria-pressed="{str(i == 0).lower()}">'
-        f"{html.escape(q)}</button>"
-        for i, q in enumerate(data["queries"])
-    )
+    examples = [
+        {**e, "heads": [names.get(h, f"头 {h}" if h else "") for h in e["heads"]]} for e in examples
+    ]
+    first = examples[0]
     panels = "".join(
-        _panel(name, data["keys"], data["weights"][h][0]) for h, name in enumerate(heads)
-    )
-    picker = (
-        f'<div class="queries" role="group" aria-label="query">{buttons}</div>'
-        if len(data["queries"]) > 1
-        else f'<p class="one-query">query：{html.escape(data["queries"][0])}</p>'
+        _panel(name, first["keys"], first["weights"][h][0]) for h, name in enumerate(first["heads"])
     )
     return (
         f'<section class="explorer" id="{anchor}" '
-        f'data-weights="{html.escape(json.dumps(payload, ensure_ascii=False), quote=True)}">'
+        f'data-weights="{html.escape(json.dumps(examples, ensure_ascii=False), quote=True)}">'
         f'<p class="explorer-title"><b>点一点 Explore</b> {html.escape(title)}</p>'
-        f"{picker}"
+        f"{_buttons(examples, 'e', 'example', [e.get('label', '') for e in examples])}"
+        f"{_buttons(examples, 'q', 'query', first['queries'])}"
         f'<div class="panels">{panels}</div></section>'
     )
+
+
+def _buttons(examples: list, kind: str, name: str, labels: list) -> str:
+    """The row of examples or queries to choose from (the first pressed); one query alone is
+    named, not offered; one example alone needs no row."""
+    if len(labels) == 1:
+        return f'<p class="one-query">{name}：{html.escape(labels[0])}</p>' if kind == "q" else ""
+    buttons = "".join(
+        f'<button type="button" data-{kind}="{i}" aria-pressed="{str(i == 0).lower()}">'
+        f"{html.escape(label)}</button>"
+        for i, label in enumerate(labels)
+    )
+    return f'<div class="queries {name}s" role="group" aria-label="{name}">{buttons}</div>'
 
 
 def _panel(name: str, keys: list, row: list) -> str:
@@ -81,3 +94,17 @@ def _panel(name: str, keys: list, row: list) -> str:
     )
     head = f'<p class="head">{html.escape(name)}</p>' if name else ""
     return f'<div class="panel">{head}<ol class="bars">{bars}</ol></div>'
+
+
+def by_example(table, spec: dict, column: str, label: str) -> list[dict]:
+    """The explorer's examples: one per value of `column` (in the table's order), each named by
+    the format `label`."""
+    where = spec.get("where", {})
+    values = dict.fromkeys(select(table, spec["quantity"], **where)[column].astype(str))
+    return [
+        {
+            **weights(table, **{**spec, "where": {**where, column: v}}),
+            "label": label.format(v),
+        }
+        for v in values
+    ]

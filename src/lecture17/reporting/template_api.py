@@ -16,10 +16,10 @@ from lecture17.experiments import DEMOS
 from lecture17.pipeline import fingerprint, record
 from lecture17.pipeline.aggregate import table_seeds
 from lecture17.reporting import claims as claims_mod
+from lecture17.reporting import decoded, robustness, teaching
 from lecture17.reporting import explorer as explorer_mod
 from lecture17.reporting import notice as notice_mod
 from lecture17.reporting import page as page_mod
-from lecture17.reporting import robustness, teaching
 from lecture17.reporting.figures import FIGURES
 from lecture17.reporting.report_figures import figure_block, figure_numbers, figure_ref
 from lecture17.reporting.views import crossovers, fold, grid_table, lecture_cells, view_grid
@@ -158,18 +158,48 @@ class Report:
     def explorer(self, demo_id: str, title: str, **spec) -> str:
         """The attention explorer (HTML only: the Markdown, the text diffed against the
         lecture, has the tables): a query to choose, its weights per head (reporting/explorer).
-        spec: query, key, quantity, head, where (the rows), heads ({label: name})."""
+        spec: query, key, quantity, head, where (the rows), heads ({label: name}); examples
+        (a label column: one example to choose per value, named by example_label's format)."""
         if not self.html or demo_id not in self.tables:
             return ""
         names = spec.pop("heads", None)
+        column, label = spec.pop("examples", None), spec.pop("example_label", "{}")
         try:
-            data = explorer_mod.weights(self.tables[demo_id], **spec)
+            if column:
+                data = explorer_mod.by_example(self.tables[demo_id], spec, column, label)
+            else:
+                data = explorer_mod.weights(self.tables[demo_id], **spec)
         except ValueError:
             if PARTIAL:  # the weights a student's layer hides (check --trained)
                 return ""
             raise
         anchor = f"explore-{demo_id.replace('.', '-')}"
         return explorer_mod.explorer(data, title, anchor, names)
+
+    def decoded_example(self, demo_id: str, example: int) -> str:
+        """§9's decoded example (reporting/decoded.example_section), in a machine-dependent
+        block: a near-tie may decode to another token on another CPU, so a diff of two reports
+        does not compare it."""
+        if demo_id not in self.tables:
+            return ""
+        seeds = self.seeds_of(demo_id)
+        return machine_dependent(
+            decoded.example_section(self.tables[demo_id], example, seeds, self.html)
+        )
+
+    def example_explorer(self, demo_id: str, title: str) -> str:
+        """The explorer over the test sequences the table has (HTML only), at 05.3's L
+        (reporting/decoded.explorer_block)."""
+        if not self.html or demo_id not in self.tables:
+            return ""
+        wanted = self.settings.get("05.3", {}).get("settings", {}).get("seq_len")
+        anchor = f"explore-{demo_id.replace('.', '-')}"
+        try:
+            return decoded.explorer_block(self.tables[demo_id], title, anchor, wanted)
+        except ValueError:
+            if PARTIAL:  # the weights a student's layer hides (check --trained)
+                return ""
+            raise
 
     def seeds_of(self, demo: str) -> str:
         """ "种子 0–2 的平均" or "种子 0": the seeds a table's cells are of (its `seeds` column);
