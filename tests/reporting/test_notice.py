@@ -11,7 +11,9 @@ import re
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
+import yaml
 from pages import REFERENCE, reference_missing, reference_render
 
 from lecture17.pipeline.aggregate import read_tables
@@ -139,7 +141,61 @@ def test_the_page_shows_each_line_once_under_its_table(tmp_path):
     expected = sum(1 for d, vs in VIEWS.items() for v in vs if "notice" in v and not v.get("audit"))
     drawn = [n for n in NOTICES if (REFERENCE / "figures" / f"{n}.png").is_file()]
     gpu = sum(1 for v in VIEWS.get("06.3", []) if "notice" in v)  # not in a CPU build
-    assert len(lines) == expected - gpu + len(drawn)
+    example = 1  # §9.2's decoded example (05.5) says what to notice under its tokens
+    assert len(lines) == expected - gpu + len(drawn) + example
     assert len(set(lines)) == len(lines)
     markdown = (tmp_path / "lecture17.md").read_text(encoding="utf-8")
     assert markdown.count("*注意看*：") == len(lines)
+
+
+# -----------------------------------------------------------------------------
+# 06.3's GPU tables: no GPU recording in the reference build, so a table shaped like a GPU
+# build's (the config's grid: two sizes, its lengths, the five models), its numbers made up
+
+
+def gpu_table(transformer_at_2048: dict) -> pd.DataFrame:
+    """ms per step: GRU 10 ms at every length and size; the Transformer 1 ms at L = 32, rising
+    to transformer_at_2048[size] at L = 2048; ratios from the same numbers."""
+
+    spec = yaml.safe_load((ROOT / "config/config.yaml").read_text())["demos"]["06.3"]["settings"]
+    lengths, rows = spec["seq_lens"], []
+    for size, sizes in spec["sizes"].items():
+        for i, L in enumerate(lengths):
+            t = 1 + (transformer_at_2048[size] - 1) * i / (len(lengths) - 1)
+            ms = {"transformer": t, "gru": 10.0, "gru_attention": 12.0}
+            ms |= {"nn.Transformer": t / 2, "nn.GRU": 5.0}
+            labels = dict(
+                size=size,
+                device_name="GPU",
+                d_model=str(sizes["d_model"]),
+                precision=sizes["precision"],
+                seq_len=str(L),
+            )
+            rows += [dict(labels, model=m, quantity="ms_per_step", mean=v) for m, v in ms.items()]
+            ratios = {
+                "ms_ratio_transformer_over_gru": t / 10,
+                "ms_ratio_transformer_over_gru_attention": t / 12,
+                "ms_ratio_transformer_over_nn_transformer": 2.0,
+                "ms_ratio_gru_over_nn_gru": 2.0,
+            }
+            rows += [dict(labels, quantity=q, mean=v) for q, v in ratios.items()]
+    table = pd.DataFrame(rows)
+    return table.assign(min=table["mean"], max=table["mean"], n_seeds=1)
+
+
+def test_the_gpu_tables_and_figure_say_what_to_notice_from_their_cells():
+    wide_wins = gpu_table({"small": 20.0, "base": 5.0})  # §9.5: the base width's Transformer wins
+    never = gpu_table({"small": 25.0, "base": 30.0})
+    for view in VIEWS["06.3"]:
+        assert "notice" in view, view["title"]
+        said = notice.line(view["notice"], wide_wins, view.get("where"), view.get("fmt"))
+        assert re.search(r"\d", said) and said != notice.line(
+            view["notice"], never, view.get("where"), view.get("fmt")
+        )
+    base = next(v for v in VIEWS["06.3"] if v.get("where") == {"size": "base"})
+    assert "填满了 GPU" in notice.line(base["notice"], wide_wins, base["where"], base["fmt"])
+    assert "没有显现" in notice.line(base["notice"], never, base["where"], base["fmt"])
+    figure = NOTICES["06.3_gpu_step_time"]
+    assert figure.get("machine_dependent")  # a timing: where a diff of two reports skips
+    assert "要模型够宽才显现" in notice.line(figure, wide_wins)
+    assert "要模型够宽才显现" not in notice.line(figure, never)
