@@ -406,82 +406,6 @@ def attention_analysis(
 
 
 # -------------------------------------------------------------------------------------------
-# 05.5 §9.2 / §9.4: one example at a time, on 05.1's kept models
-
-
-def token_names() -> dict[str, int]:
-    """The reversal task's vocabulary as the page names it: the 10 symbols "0".."9", then
-    BOS and EOS (PAD never appears in a decoded sequence)."""
-    from lecture17.tasks import BOS, EOS, FIRST_SYMBOL, N_SYMBOLS
-
-    return {**{str(s): FIRST_SYMBOL + s for s in range(N_SYMBOLS)}, "BOS": BOS, "EOS": EOS}
-
-
-def example_records(src, tgt_out, decoded) -> list[dict]:
-    """Per example (0-based) and position (0-based): source, target and output token ids;
-    per example, sequence_correct (all L + 1 outputs right)."""
-    records = []
-    for i in range(src.shape[0]):
-        for name, tokens in (("source", src[i]), ("target", tgt_out[i]), ("output", decoded[i])):
-            records += [row(name, int(t), example=i, position=p) for p, t in enumerate(tokens)]
-        correct = bool((decoded[i] == tgt_out[i]).all())
-        records.append(row("sequence_correct", float(correct), example=i))
-    return records
-
-
-def decoded_examples(
-    *,
-    model: str,
-    seq_len: int,
-    sizes: dict,
-    train: TrainSettings,
-    n_examples: int,
-    attention_lengths: list[int],
-    device: str,
-    seed: int,
-    trained,
-) -> pd.DataFrame:
-    """§9.2's results one sequence at a time: 05.1's trained model of this grid point and seed
-    (`trained`: the models its job kept; None: trained again, the same way) greedy-decodes the
-    first n_examples sequences of 05.1's test set (train.n_test, training.evaluation_set).
-
-    Rows: token_id per `token` (the vocabulary: "0".."9", BOS, EOS); per `example` and
-    `position` the source, target and output token ids (output: greedy, L + 1 steps, as 05.1
-    scores); per example sequence_correct. A model with attention, at a seq_len in
-    attention_lengths, adds `weight` per (head, query, key) of its cross-attention while
-    decoding (decoding_weights: the weights greedy decoding used at each step; 05.3's `map` is
-    their mean over 200 sequences), query t the output step (0-based, the last one EOS), key j
-    the source position. Greedy tokens are
-    argmaxes: at a near-tie another CPU may pick the other token (a single seed: `diff` lists
-    such cells, never flags them).
-    """
-    _check(model=model, seq_len=seq_len, sizes=sizes, device=device)
-    if not 0 < n_examples <= train.n_test:
-        raise ValueError(f"n_examples must be in 1..n_test ({train.n_test}), got {n_examples}")
-    import torch
-
-    from lecture17.training import ReversalTask, evaluation_set, single_thread
-
-    net = trained_model(
-        trained, model=model, seq_len=seq_len, sizes=sizes, train=train, device=device, seed=seed
-    )
-    src, _, tgt_out = evaluation_set(ReversalTask(seq_len), seed, train.n_test)
-    src, tgt_out = src[:n_examples], tgt_out[:n_examples]  # the first of 05.1's test set
-    records = [row("token_id", i, token=name) for name, i in token_names().items()]
-    with single_thread(), torch.no_grad():  # read on the CPU, whatever trained the model
-        weights = decoding_weights(net, src)  # decodes src greedily on the way
-        decoded = net.greedy_decode(src, seq_len + 1, bos_id=token_names()["BOS"])
-        records += example_records(src, tgt_out, decoded)
-        for block, w in weights.items():
-            if block.endswith("cross_attn") and seq_len in attention_lengths:
-                records += [
-                    row("weight", v, example=i, head=h + 1, query=q, key=k)
-                    for (i, h, q, k), v in np.ndenumerate(w.double().numpy())
-                ]
-    return tidy(records, ["token", "example", "position", "head", "query", "key"])
-
-
-# -------------------------------------------------------------------------------------------
 # 05.4 §9.5: time per training step
 
 
@@ -524,3 +448,86 @@ def step_time(
     q1, median, q3 = (1e3 * float(q) for q in np.percentile(seconds[warmup_steps:], [25, 50, 75]))
     quantities = {"ms_per_step": median, "ms_per_step_q1": q1, "ms_per_step_q3": q3}
     return tidy([row(name, ms) for name, ms in quantities.items()], [])
+
+
+# -------------------------------------------------------------------------------------------
+# 05.5 §9.2 / §9.4: one example at a time, on 05.1's kept models
+
+
+def token_names() -> dict[str, int]:
+    """The reversal task's vocabulary as the page names it: the 10 symbols "0".."9", then
+    PAD, BOS and EOS (a model that has not learned may decode any of them)."""
+    from lecture17.tasks import BOS, EOS, FIRST_SYMBOL, N_SYMBOLS, PAD
+
+    symbols = {str(s): FIRST_SYMBOL + s for s in range(N_SYMBOLS)}
+    return {**symbols, "PAD": PAD, "BOS": BOS, "EOS": EOS}
+
+
+def example_records(src, tgt_out, decoded) -> list[dict]:
+    """Per example (0-based) and position (0-based): source, target and output token ids;
+    per example, sequence_correct (all L + 1 outputs right)."""
+    records = []
+    for i in range(src.shape[0]):
+        for name, tokens in (("source", src[i]), ("target", tgt_out[i]), ("output", decoded[i])):
+            records += [row(name, int(t), example=i, position=p) for p, t in enumerate(tokens)]
+        correct = bool((decoded[i] == tgt_out[i]).all())
+        records.append(row("sequence_correct", float(correct), example=i))
+    return records
+
+
+def decoded_examples(
+    *,
+    model: str,
+    seq_len: int,
+    sizes: dict,
+    train: TrainSettings,
+    n_examples: int,
+    attention_lengths: list[int],
+    device: str,
+    seed: int,
+    trained,
+) -> pd.DataFrame:
+    """§9.2's results one sequence at a time: 05.1's trained model of this grid point and seed
+    (`trained`: the models its job kept; None: trained again, the same way) greedy-decodes the
+    first n_examples sequences of 05.1's test set (train.n_test, training.evaluation_set).
+
+    Rows: token_id per `token` (the vocabulary: "0".."9", BOS, EOS); per `example` and
+    `position` the source, target and output token ids (output: greedy, L + 1 steps, as 05.1
+    scores); per example sequence_correct. A model with attention, at a seq_len in
+    attention_lengths, adds `weight` per (block, head, query, key) of its cross-attention
+    while decoding (decoding_weights: the weights greedy decoding used at each step; 05.3's
+    `map` is their mean over 200 sequences), query t the output step (0-based, the last one
+    EOS), key j the source position, rounded to 6 decimals (the page prints 3). Greedy tokens are
+    argmaxes: at a near-tie another CPU may pick the other token (a single seed: `diff` lists
+    such cells, never flags them).
+    """
+    _check(model=model, seq_len=seq_len, sizes=sizes, device=device)
+    if not 0 < n_examples <= train.n_test:
+        raise ValueError(f"n_examples must be in 1..n_test ({train.n_test}), got {n_examples}")
+    import torch
+
+    from lecture17.training import ReversalTask, evaluation_set, single_thread
+
+    net = trained_model(
+        trained, model=model, seq_len=seq_len, sizes=sizes, train=train, device=device, seed=seed
+    )
+    src, _, tgt_out = evaluation_set(ReversalTask(seq_len), seed, train.n_test)
+    src, tgt_out = src[:n_examples], tgt_out[:n_examples]  # the first of 05.1's test set
+    records = [row("token_id", i, token=name) for name, i in token_names().items()]
+    with single_thread(), torch.no_grad():  # read on the CPU, whatever trained the model
+        decoded = net.greedy_decode(src, seq_len + 1, bos_id=token_names()["BOS"])
+        records += example_records(src, tgt_out, decoded)
+        if seq_len in attention_lengths:
+            records += cross_attention_records(decoding_weights(net, src))
+    return tidy(records, ["token", "block", "example", "position", "head", "query", "key"])
+
+
+def cross_attention_records(weights: dict) -> list[dict]:
+    """`weight` per (block, example, head, query, key) of each cross-attention block of
+    decoding_weights, rounded to 6 decimals (the page prints 3)."""
+    return [
+        row("weight", v, block=block, example=i, head=h + 1, query=q, key=k)
+        for block, w in weights.items()
+        if block.endswith("cross_attn")
+        for (i, h, q, k), v in np.ndenumerate(np.round(w.double().numpy(), 6))
+    ]
