@@ -4,6 +4,7 @@ where the lecture says (the workflow applies the same edits: tests/pipeline/test
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 import yaml
@@ -127,3 +128,30 @@ def test_a_script_runs_its_demos_and_prints_their_tables():
     # 01.1's weights as the lecture prints them (§2.3: l'Afrique gives visite 0.614)
     weights = done.stdout.split("注意力权重 Attention weights")[1]
     assert "l'Afrique  0.083  0.614" in weights
+
+
+def test_a_script_run_trains_05_1s_models_once_and_05_5_decodes_with_them(tmp_path, monkeypatch):
+    """run_script's jobs: 05.1 keeps its models beside its CSV, 05.5 reads them (a second
+    training would be the script's slowest part); with no kept file it trains them again."""
+    monkeypatch.syspath_prepend(str(ROOT / "tests" / "experiments"))
+    from demos import spec
+
+    from lecture17.experiments import transformer_vs_rnn
+    from lecture17.pipeline.job import jobs
+    from lecture17.scripts import _run_one
+
+    point, work = {"model": "transformer", "seq_len": 32}, str(tmp_path)
+    csv = Path(next(c for c, p, s in jobs("05.1", spec("05.1"), work) if p == point and s == 0))
+    csv.parent.mkdir(parents=True)
+    _run_one("05.1", {**spec("05.1")["settings"], "device": "cpu"}, 0, point, csv, work)
+    assert csv.with_name("seed0.models.pt").is_file()
+
+    def no_training(**kwargs):
+        raise AssertionError("05.5 trained a model 05.1 had kept")
+
+    monkeypatch.setattr(transformer_vs_rnn, "train_reversal", no_training)
+    settings = {**spec("05.5")["settings"], "device": "cpu"}
+    read = _run_one("05.5", settings, 0, point, tmp_path / "x.csv", work)
+    assert not read[read["quantity"] == "output"].empty
+    with pytest.raises(AssertionError, match="had kept"):  # another seed: nothing kept
+        _run_one("05.5", settings, 1, point, tmp_path / "y.csv", work)

@@ -98,7 +98,7 @@ def run_script(script: str, config_path: Path = Path("config/config.yaml")) -> i
     and print their tables. No Snakemake: nothing is kept but what is printed."""
     from lecture17.pipeline.aggregate import aggregate, read_runs
     from lecture17.pipeline.csvio import write_csv
-    from lecture17.pipeline.job import check_demo, jobs, run_demo
+    from lecture17.pipeline.job import check_demo, jobs
     from lecture17.reporting.views import as_text, load_views, render_view
 
     with open(config_path, encoding="utf-8") as f:
@@ -124,10 +124,29 @@ def run_script(script: str, config_path: Path = Path("config/config.yaml")) -> i
             for csv, point, seed in jobs(demo, spec, work):
                 print(f"  {demo} {point or ''} seed {seed} …", file=sys.stderr, flush=True)
                 Path(csv).parent.mkdir(parents=True, exist_ok=True)
-                write_csv(run_demo(demo, settings, seed, point), Path(csv))
+                write_csv(_run_one(demo, settings, seed, point, Path(csv), work), Path(csv))
                 runs.append(Path(csv))
             table = aggregate(read_runs(runs))
             for view in [v for d in views for v in views[d] if str(v.get("table", d)) == demo]:
                 print(f"\n{view['title']}  ({view.get('section', '')})")
                 print(as_text(render_view(table, view)))
     return 0
+
+
+def _run_one(demo: str, settings: dict, seed: int, point: dict, csv: Path, work: str):
+    """One job of a script run: a demo that keeps its models (05.1) writes them beside its CSV,
+    and one that reads them (05.5) gets those of the same grid point and seed, so the script
+    trains each model once (trained again only where the keeping demo did not run)."""
+    from lecture17.experiments import kept_models
+    from lecture17.pipeline.job import grid_folder, run_demo
+
+    source = DEMOS[demo].reads_models
+    kept = Path(work, source, grid_folder(point), f"seed{seed}.csv") if source else None
+    models = kept_models.models_path(kept) if kept else None
+    models = models if models and models.is_file() else None
+    if not DEMOS[demo].keeps_models:
+        return run_demo(demo, settings, seed, point, models)
+    with kept_models.keeping() as kept_list:
+        table = run_demo(demo, settings, seed, point, models)
+    kept_models.save(kept_list, kept_models.models_path(csv))
+    return table
