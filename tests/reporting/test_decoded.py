@@ -9,7 +9,7 @@ import pytest
 
 from lecture17.reporting import decoded
 
-VOCAB = {"0": 3, "1": 4, "2": 5, "BOS": 1, "EOS": 2}
+VOCAB = {"0": 3, "1": 4, "2": 5, "PAD": 0, "BOS": 1, "EOS": 2}
 SOURCE = ["0", "1", "2"]
 TARGET = ["2", "1", "0", "EOS"]
 
@@ -35,6 +35,7 @@ def table(outputs: dict, weights=True) -> pd.DataFrame:
             dict(
                 model="transformer",
                 seq_len="3",
+                block="decoder.0.cross_attn",
                 example="0",
                 head=str(h),
                 query=str(q),
@@ -67,14 +68,25 @@ def test_wrong_tokens_are_marked_and_the_line_counts_them():
     assert "Transformer、GRU（无注意力） 4 个输出全对" in other
 
 
+def test_a_run_of_wrong_tokens_is_one_bold_span_in_markdown():
+    row = decoded._row(["1", "2", "0", "EOS", "EOS"], {1, 2, 3}, [], html_mode=False)
+    assert row == "1**20 EOS** EOS"  # CommonMark reads **20 EOS**; **2****0** it would not
+
+
+def test_without_the_transformers_weights_the_explorer_is_left_out():
+    """Exercise 8 runs L = 32 alone; 05.5 records weights at L = 16 only: no explorer, no error."""
+    t = table({"transformer": TARGET}, weights=False)
+    assert decoded.explorer_block(t, "t", "explore-05-5", 16) == ""
+
+
 def test_a_phone_wraps_a_long_row_between_groups_of_tokens():
     row = decoded._row([str(i % 3) for i in range(17)], set(), [], html_mode=True)
     assert row.count('<span class="group">') == 3  # 8 + 8 + 1
 
 
 def test_the_explorer_gets_each_examples_weights_named_by_its_tokens():
-    (one,) = decoded.attention(table({"transformer": TARGET}), 3, [0])
-    assert one["queries"] == ["0：2", "1：1", "2：0", "3：EOS"]
+    (one,) = decoded.attention(table({"transformer": ["2", "2", "PAD", "EOS"]}), 3, [0])
+    assert one["queries"] == ["0：2", "1：2", "2：PAD", "3：EOS"]  # what it decoded, not the target
     assert one["keys"] == SOURCE and one["heads"] == ["1", "2"]
     assert one["weights"][0][0] == [0.0, 0.0, 1.0]  # output step 0 reads the last source token
 

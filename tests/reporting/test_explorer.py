@@ -55,3 +55,19 @@ def test_examples_to_choose_from_each_carry_their_own_labels_and_the_first_is_dr
     assert [c["keys"] for c in carried] == [["x", "y"], ["u", "v"]]
     with pytest.raises(ValueError, match="differ"):
         explorer.explorer([one, {**other, "keys": ["u"]}], "t", "e")
+
+
+def test_no_example_or_examples_whose_heads_differ_are_refused_and_one_is_named():
+    rows = [("1", "a", "x", 0.1), ("1", "a", "y", 0.9), ("1", "b", "x", 0.6), ("1", "b", "y", 0.4)]
+    one = explorer.weights(table(rows), query="query", key="key", quantity="weight", head="head")
+    with pytest.raises(ValueError, match="no example"):
+        explorer.explorer([], "t", "e")
+    with pytest.raises(ValueError, match="differ"):  # the script never redraws the heads' names
+        explorer.explorer([one, {**one, "heads": ["2"]}], "t", "e")
+    assert '<p class="one-query">为 L = 8 搭的层</p>' in explorer.explorer(
+        [{**one, "label": "为 L = 8 搭的层"}], "t", "e"
+    )
+    with pytest.raises(ValueError, match="no rows"):
+        explorer.by_example(
+            table(rows), {"quantity": "weight", "where": {"head": "9"}}, "head", "{}"
+        )

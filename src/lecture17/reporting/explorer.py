@@ -52,8 +52,12 @@ def explorer(data, title: str, anchor: str, head_names: dict | None = None) -> s
     dict) or a list of them, each with a `label` (the examples to choose from: the same
     number of queries, keys and heads in each)."""
     examples = data if isinstance(data, list) else [data]
-    if len({(len(e["queries"]), len(e["keys"]), len(e["heads"])) for e in examples}) != 1:
-        raise ValueError("explorer: the examples differ in their queries, keys or heads")
+    if not examples:
+        raise ValueError(f"explorer {anchor}: no example to show")
+    shapes = {(len(e["queries"]), len(e["keys"]), tuple(e["heads"])) for e in examples}
+    if len(shapes) != 1 or len(examples[0]["queries"]) == 1 < len(examples):
+        # the script redraws bars, keys and query buttons, never the heads' names
+        raise ValueError(f"explorer {anchor}: the examples differ in their queries, keys or heads")
     names = head_names or {}
     examples = [
         {**e, "heads": [names.get(h, f"头 {h}" if h else "") for h in e["heads"]]} for e in examples
@@ -66,23 +70,28 @@ def explorer(data, title: str, anchor: str, head_names: dict | None = None) -> s
         f'<section class="explorer" id="{anchor}" '
         f'data-weights="{html.escape(json.dumps(examples, ensure_ascii=False), quote=True)}">'
         f'<p class="explorer-title"><b>点一点 Explore</b> {html.escape(title)}</p>'
-        f"{_buttons(examples, 'e', 'example', [e.get('label', '') for e in examples])}"
-        f"{_buttons(examples, 'q', 'query', first['queries'])}"
+        f"{_buttons('e', [e.get('label', '') for e in examples])}"
+        f"{_buttons('q', first['queries'])}"
         f'<div class="panels">{panels}</div></section>'
     )
 
 
-def _buttons(examples: list, kind: str, name: str, labels: list) -> str:
+ROWS = {"q": ("query", "queries"), "e": ("example", "queries examples")}  # aria-label, class
+
+
+def _buttons(kind: str, labels: list) -> str:
     """The row of examples or queries to choose from (the first pressed); one query alone is
-    named, not offered; one example alone needs no row."""
+    named, not offered; one example alone is named by its label, if it has one."""
+    name, classes = ROWS[kind]
     if len(labels) == 1:
-        return f'<p class="one-query">{name}：{html.escape(labels[0])}</p>' if kind == "q" else ""
+        said = f"{name}：{labels[0]}" if kind == "q" else labels[0]
+        return f'<p class="one-query">{html.escape(said)}</p>' if said else ""
     buttons = "".join(
         f'<button type="button" data-{kind}="{i}" aria-pressed="{str(i == 0).lower()}">'
         f"{html.escape(label)}</button>"
         for i, label in enumerate(labels)
     )
-    return f'<div class="queries {name}s" role="group" aria-label="{name}">{buttons}</div>'
+    return f'<div class="{classes}" role="group" aria-label="{name}">{buttons}</div>'
 
 
 def _panel(name: str, keys: list, row: list) -> str:
@@ -101,6 +110,8 @@ def by_example(table, spec: dict, column: str, label: str) -> list[dict]:
     the format `label`."""
     where = spec.get("where", {})
     values = dict.fromkeys(select(table, spec["quantity"], **where)[column].astype(str))
+    if not values:
+        raise ValueError(f"explorer: no rows of {spec['quantity']} {where}")
     return [
         {
             **weights(table, **{**spec, "where": {**where, column: v}}),
