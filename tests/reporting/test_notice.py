@@ -195,6 +195,10 @@ def test_the_gpu_tables_and_figure_say_what_to_notice_from_their_cells():
     base = next(v for v in VIEWS["06.3"] if v.get("where") == {"size": "base"})
     assert "填满了 GPU" in notice.line(base["notice"], wide_wins, base["where"], base["fmt"])
     assert "没有显现" in notice.line(base["notice"], never, base["where"], base["fmt"])
+    small = next(v for v in VIEWS["06.3"] if v.get("where") == {"size": "small"})
+    narrow_wins = gpu_table({"small": 5.0, "base": 5.0})
+    assert "连 §9 这么窄的模型" in notice.line(small["notice"], narrow_wins, small["where"])
+    assert "还没有显出" in notice.line(small["notice"], wide_wins, small["where"])
     figure = NOTICES["06.3_gpu_step_time"]
     assert figure.get("machine_dependent")  # a timing: where a diff of two reports skips
     assert "要模型够宽才显现" in notice.line(figure, wide_wins)
