@@ -96,6 +96,16 @@ def changed_since(fingerprint: str, root: Path = ROOT, commits: int = 200) -> li
     return None
 
 
+LISTED = 5  # files named one by one; more are counted (git says which)
+
+
+def changed_words(changed: list[str]) -> str:
+    """The files changed since a row's code: named when few, counted when many."""
+    if len(changed) <= LISTED:
+        return "、".join(f"`{n}`" for n in changed)
+    return f"src/ 的 {len(changed)} 个文件（哪些：`git log --stat -- src`）"
+
+
 def summary(results: dict) -> list[str]:
     run = [results[m.name] for m in CATALOGUE if m.name in results]
     by = Counter((r["code"], r["decision"]) for r in run)
@@ -120,7 +130,7 @@ def summary(results: dict) -> list[str]:
     for fp in fingerprints:
         mark = "今天的代码 today's code" if fp == today else "不是今天的代码 not today's code"
         if fp != today and (changed := changed_since(fp)):
-            mark += f"：之后改过 changed since {'、'.join(f'`{n}`' for n in changed)}"
+            mark += f"：之后改过 changed since {changed_words(changed)}"
         lines.append(f"代码指纹 code fingerprint（src/ 的 sha256）：`{fp[:16]}`（{mark}）。")
     if control := results.get("control-2"):
         caught = control["decision"] == "false-catch"

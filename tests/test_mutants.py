@@ -740,3 +740,12 @@ def test_only_student_facing_mistakes_build_no_control(tmp_path, monkeypatch):
     argv = ["sdpa_divides_by_d_k", "--results", str(results), "--work", str(tmp_path)]
     assert run.main(argv) == 0 and seen == ["sdpa_divides_by_d_k"]
     assert (tmp_path / "campaigns.csv").is_file()
+
+
+def test_the_files_changed_since_a_rows_code_are_named_when_few_and_counted_when_many():
+    from mutants import table
+
+    assert table.changed_words(["src/a.py", "src/b.py"]) == "`src/a.py`、`src/b.py`"
+    many = [f"src/m{i}.py" for i in range(table.LISTED + 40)]
+    assert table.changed_words(many).startswith(f"src/ 的 {len(many)} 个文件")
+    assert "m3.py" not in table.changed_words(many)
