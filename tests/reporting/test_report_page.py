@@ -1109,3 +1109,13 @@ def test_the_lectures_arithmetic_shows_as_arithmetic_not_as_a_result():
     assert "和讲义的算术一致" in report_claims.takeaway(o)
     o.status = "differs"  # a wrong derivation is the lecture's to answer for: shown as differs
     assert report_claims.study_verdict(o) == "differs"
+
+
+def test_a_machine_dependent_box_holding_only_audit_paragraphs_is_the_audit_readings():
+    begin, end = "<!-- m:begin -->", "<!-- m:end -->"
+    text = (
+        f'{begin}<p class="reading audit">计时</p>{end}'
+        f'{begin}<p class="reading audit">计时</p><p>第 1 条测试序列</p>{end}'
+    )
+    out = report_html.mark_machine_dependent(text, begin, end)
+    assert re.findall(r'<div class="([\w ]+)">', out) == ["machine audit", "machine"]

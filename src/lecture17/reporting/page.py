@@ -207,9 +207,20 @@ def seed_spreads(html_text: str) -> str:
     return html_text.replace(" (min–max)", '<span class="spread"> (min–max)</span>')
 
 
+AUDIT_PARAGRAPH = re.compile(r'<p class="[^"]*\baudit\b[^"]*">.*?</p>', re.S)
+
+
 def mark_machine_dependent(html_text: str, begin: str, end: str) -> str:
-    html_text = html_text.replace(begin, begin + '\n<div class="machine">')
-    return html_text.replace(end, "</div>\n" + end)
+    """Each machine-dependent block in a dashed box; a box whose paragraphs are all the audit
+    reading's is the audit reading's too (the study reading shows no empty box)."""
+
+    def box(match: re.Match) -> str:
+        inner = match[1]
+        audit_only = not AUDIT_PARAGRAPH.sub("", inner).strip()
+        cls = "machine audit" if audit_only else "machine"
+        return f'{begin}\n<div class="{cls}">{inner}</div>\n{end}'
+
+    return re.sub(f"{re.escape(begin)}(.*?){re.escape(end)}", box, html_text, flags=re.S)
 
 
 def embed_figures(html_text: str, figure_dir: Path) -> str:
