@@ -364,6 +364,11 @@ def test_the_per_example_explorer_switches_sequence_and_step_as_the_table_says(l
     for head in range(4):  # §9.1's Transformer: 4 heads, one decoder layer
         shown = shown_weights(tab, "explore-05-5", head)
         assert shown == [f"{w:.3f}" for w in raw("weight", example=1, head=head + 1, query=3)]
+    framed = tab.evaluate(
+        "[...document.querySelectorAll('#explore-05-5 .panel')].map(p =>"
+        " [...p.querySelectorAll('li')].findIndex(li => li.classList.contains('mark')))"
+    )
+    assert framed == [16 - 1 - 3] * 4  # the mirror position of step 3 at L = 16, every head
     assert box.locator('button[aria-pressed="true"]').all_inner_texts() == [
         "第 2 条",
         step.inner_text(),

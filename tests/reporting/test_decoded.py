@@ -60,7 +60,9 @@ def test_wrong_tokens_are_marked_and_the_line_counts_them():
     block = decoded.example_block(table(outputs), 3, 0, html_mode=True)
     assert re.findall(r'<b class="wrong" title="应为 (\w+)">(\w+)</b>', block) == [("1", "0")]
     assert "Transformer 4 个输出全对" in block
-    assert "GRU（无注意力）错 1 个，第一个错在输出第 2 个" in block
+    assert "GRU（无注意力）错 1 个，只有开头 1 个连着对（源序列最后读进去的 1 个词）" in block
+    first_wrong = {"transformer": TARGET, "gru": ["0", "1", "0", "EOS"]}
+    assert "从第 1 个就错" in decoded.example_block(table(first_wrong), 3, 0, html_mode=True)
     markdown = decoded.example_block(table(outputs), 3, 0, html_mode=False)
     assert "| GRU（无注意力） | 2**0**0 EOS |" in markdown
     other = decoded.example_block(table({**outputs, "gru": TARGET}), 3, 0, html_mode=True)

@@ -71,3 +71,15 @@ def test_no_example_or_examples_whose_heads_differ_are_refused_and_one_is_named(
         explorer.by_example(
             table(rows), {"quantity": "weight", "where": {"head": "9"}}, "head", "{}"
         )
+
+
+def test_a_reversals_mirror_key_is_framed_for_the_first_query_and_carried_for_every_query():
+    assert explorer.mirror_marks(4, 3) == [2, 1, 0, None]  # the EOS step reads no source
+    rows = [("1", q, k, 0.5) for q in ("a", "b") for k in ("x", "y")]
+    data = explorer.weights(table(rows), query="query", key="key", quantity="weight", head="head")
+    block = explorer.explorer({**data, "marks": [1, 0]}, "t", "e")
+    assert re.findall(r'<li( class="mark")?><span class="key">(\w)<', block) == [
+        ("", "x"),
+        (' class="mark"', "y"),
+    ]
+    assert "short-keys" in block  # one-letter keys: heads side by side on a phone

@@ -90,6 +90,13 @@ def _marked(parts: list, html_mode: bool) -> str:
     return out
 
 
+def _first_right(k: int) -> str:
+    """What the first error says: the outputs before it copy the last source tokens read."""
+    if k == 0:
+        return "从第 1 个就错"
+    return f"只有开头 {k} 个连着对（源序列最后读进去的 {k} 个词）"
+
+
 def shown_models(table, seq_len: int) -> list[str]:
     """The models whose outputs the table has at this L, in MODELS' order."""
     models = [m for m in MODELS if not select(table, "output", model=m, seq_len=seq_len).empty]
@@ -105,14 +112,14 @@ def example_block(table, seq_len: int, example: int, html_mode: bool) -> str:
     models = shown_models(table, seq_len)
     first = tokens(table, models[0], seq_len, example)
     rows.append(("源序列 source", _row(first["source"], set(), first["source"], html_mode)))
-    rows.append(("目标 target（倒序 + EOS）", _row(first["target"], set(), [], html_mode)))
+    rows.append(("目标（倒序 + EOS）", _row(first["target"], set(), [], html_mode)))
     right = []
     for model in models:
         seen = tokens(table, model, seq_len, example)
         wrong = errors(seen["output"], seen["target"])
         rows.append((MODELS[model], _row(seen["output"], set(wrong), seen["target"], html_mode)))
         if wrong:
-            said.append(f"{MODELS[model]}错 {len(wrong)} 个，第一个错在输出第 {wrong[0] + 1} 个")
+            said.append(f"{MODELS[model]}错 {len(wrong)} 个，{_first_right(wrong[0])}")
         else:
             right.append(MODELS[model])
     if right:
@@ -150,6 +157,7 @@ def attention(table, seq_len: int, examples: list[int], model: str = "transforme
                 "label": f"第 {i + 1} 条",
                 "queries": [f"{t}：{o}" for t, o in enumerate(seen["output"])],
                 "keys": seen["source"],  # in source order, j = 0 first
+                "marks": explorer_mod.mirror_marks(len(seen["output"]), seq_len),
                 "heads": [
                     f"层 {layers.index(b) + 1} · {h}" if len(layers) > 1 else str(h)
                     for b, h in heads
@@ -166,9 +174,9 @@ def example_section(table, example: int, seeds: str, html_mode: bool) -> str:
     seq_len = max(int(v) for v in table["seq_len"].dropna())
     n = len(shown_models(table, seq_len))
     caption = (
-        f"先看一个例子：L = {seq_len} 的第 {example + 1} 条测试序列，交给下表里"
-        f"{seeds} 的 {n} 个模型逐步生成，加粗的是错的词。两个词概率几乎一样时，"
-        "换一台 CPU 可能生成另一个：这个例子不参与两份报告的比较。"
+        f"先看一个例子：测试集的第 {example + 1} 条序列（L = {seq_len}），交给下表里"
+        f"{seeds} 的 {n} 个模型逐步生成，标出的是错的词（每 8 个一组只为好读）。"
+        "两个词概率几乎一样时，换一台 CPU 可能生成另一个：这个例子只作示意，不参与核对。"
     )
     return f"{caption}\n\n{example_block(table, seq_len, example, html_mode)}"
 

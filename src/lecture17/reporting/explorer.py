@@ -63,16 +63,20 @@ def explorer(data, title: str, anchor: str, head_names: dict | None = None) -> s
         {**e, "heads": [names.get(h, f"头 {h}" if h else "") for h in e["heads"]]} for e in examples
     ]
     first = examples[0]
+    mark = (first.get("marks") or [None])[0]  # the key to frame for the first query
     panels = "".join(
-        _panel(name, first["keys"], first["weights"][h][0]) for h, name in enumerate(first["heads"])
+        _panel(name, first["keys"], first["weights"][h][0], mark)
+        for h, name in enumerate(first["heads"])
     )
+    short = all(len(k) <= 3 for e in examples for k in e["keys"])  # heads side by side
     return (
-        f'<section class="explorer" id="{anchor}" '
+        f'<section class="explorer{" short-keys" if short else ""}" id="{anchor}" '
         f'data-weights="{html.escape(json.dumps(examples, ensure_ascii=False), quote=True)}">'
         f'<p class="explorer-title"><b>点一点 Explore</b> {html.escape(title)}</p>'
         f"{_buttons('e', [e.get('label', '') for e in examples])}"
         f"{_buttons('q', first['queries'])}"
-        f'<div class="panels">{panels}</div></section>'
+        f'<div class="panels">{panels}</div>'
+        f"<noscript><p>（没有 JavaScript：这里只画了第一个）</p></noscript></section>"
     )
 
 
@@ -94,13 +98,22 @@ def _buttons(kind: str, labels: list) -> str:
     return f'<div class="{classes}" role="group" aria-label="{name}">{buttons}</div>'
 
 
-def _panel(name: str, keys: list, row: list) -> str:
-    bars = "".join(
-        f'<li><span class="key">{html.escape(k)}</span>'
-        f'<span class="bar"><span style="width:{100 * w:.1f}%"></span></span>'
-        f'<span class="w">{w:.{DIGITS}f}</span></li>'
-        for k, w in zip(keys, row, strict=True)
-    )
+def mirror_marks(n_queries: int, n_keys: int) -> list:
+    """The key each query should read in a reversal: query t, key n_keys − 1 − t (the mirror
+    position, §9.4); none for a query past the keys (the EOS step)."""
+    return [n_keys - 1 - t if t < n_keys else None for t in range(n_queries)]
+
+
+def _panel(name: str, keys: list, row: list, mark=None) -> str:
+    items = []
+    for k, (key, w) in enumerate(zip(keys, row, strict=True)):
+        framed = ' class="mark"' if k == mark else ""
+        items.append(
+            f'<li{framed}><span class="key">{html.escape(key)}</span>'
+            f'<span class="bar"><span style="width:{100 * w:.1f}%"></span></span>'
+            f'<span class="w">{w:.{DIGITS}f}</span></li>'
+        )
+    bars = "".join(items)
     head = f'<p class="head">{html.escape(name)}</p>' if name else ""
     return f'<div class="panel">{head}<ol class="bars">{bars}</ol></div>'
 

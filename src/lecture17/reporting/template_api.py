@@ -159,10 +159,11 @@ class Report:
         """The attention explorer (HTML only: the Markdown, the text diffed against the
         lecture, has the tables): a query to choose, its weights per head (reporting/explorer).
         spec: query, key, quantity, head, where (the rows), heads ({label: name}); examples
-        (a label column: one example to choose per value, named by example_label's format)."""
+        (a label column: one example to choose per value, named by example_label's format);
+        mirror (a reversal: each query's mirror key framed)."""
         if not self.html or demo_id not in self.tables:
             return ""
-        names = spec.pop("heads", None)
+        names, mirror = spec.pop("heads", None), spec.pop("mirror", False)
         column, label = spec.pop("examples", None), spec.pop("example_label", "{}")
         try:
             if column:
@@ -173,6 +174,9 @@ class Report:
             if PARTIAL:  # the weights a student's layer hides (check --trained)
                 return ""
             raise
+        if mirror:  # a reversal: frame the key each query should read
+            for e in data if isinstance(data, list) else [data]:
+                e["marks"] = explorer_mod.mirror_marks(len(e["queries"]), len(e["keys"]))
         anchor = f"explore-{demo_id.replace('.', '-')}"
         return explorer_mod.explorer(data, title, anchor, names)
 
