@@ -135,7 +135,7 @@ def example_block(table, seq_len: int, example: int, html_mode: bool) -> str:
     return f"| | 第 {example + 1} 条测试序列 |\n|---|---|\n{body}\n\n*注意看*：{line}"
 
 
-def attention(table, seq_len: int, examples: list[int], model: str = "transformer") -> dict:
+def attention(table, seq_len: int, examples: list[int], model: str = "transformer") -> list:
     """The explorer's data for the model's cross-attention while it decoded each example: per
     example, queries (output steps, "t：the token decoded"), keys (the source tokens, in
     order: position j is the j-th bar) and weights [head][query][key]."""
