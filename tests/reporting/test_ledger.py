@@ -327,11 +327,17 @@ def test_every_check_can_fail_and_hold(entry, can_fail_tables):
         ("digits", {"value": "c"}, True),
         ("within_se", {"value": "e", "of": 0.5, "n": 100}, True),  # 0.55: 3 SE = 0.15
         ("within_se", {"value": "e", "of": 0.5, "n": 10000}, False),  # 3 SE = 0.015
+        ("vanishes", {"value": "z", "tol": 1e-15}, True),  # 6.9e-18: one ulp of 0.05
+        ("vanishes", {"value": "e", "tol": 1e-15}, False),
     ],
 )
 def test_each_word_of_the_vocabulary_can_hold_and_fail(word, args, expected):
     context = checks.Context(
-        {"a": [1.0, 2.0], "b": [3.0], "c": [2.04], "e": [0.55]}, {"": 2.0}, "2.0", {"n": 4}, ".1f"
+        {"a": [1.0, 2.0], "b": [3.0], "c": [2.04], "e": [0.55], "z": [6.9e-18, 0.0]},
+        {"": 2.0},
+        "2.0",
+        {"n": 4},
+        ".1f",
     )
     assert checks.VOCABULARY[word](context, **args).ok is expected
 

@@ -255,6 +255,21 @@ def equal(c: Context, value, to) -> Finding:
     return Finding(ok, f"{c.show(value)} {rel} {c.show(to)}")
 
 
+@word("vanishes", {"value"}, {"tol"})
+def vanishes(c: Context, value, tol=1e-15) -> Finding:
+    """Our value is 0 in exact arithmetic, so in floating point every element is at most `tol`
+    in size: a bound of rounding, chosen from the computation's conditioning (the entry says
+    how). A correct implementation that rounds in another order keeps it; a slip does not."""
+    worst = float(np.max(np.abs(c.get(value)), initial=0.0))
+    ok = worst <= tol
+    name = c.labels.get(value, value)
+    return Finding(
+        ok,
+        f"{name} = {worst:.1e} {'≤' if ok else '>'} {tol:.0e}"
+        "（舍入误差以内就是 0 zero up to rounding）",
+    )
+
+
 @word("decreasing", {"value"})
 def decreasing(c: Context, value) -> Finding:
     words = ("逐个减小 strictly decreasing", "不是逐个减小 not strictly decreasing")
