@@ -29,6 +29,18 @@ def softmax_sums_to_one(fn, n):
     return "" if close(sums, np.ones(n)) else f"每行的和 row sums {np.round(sums, 4)}"
 
 
+def softmax_sums_to_one_float32(fn, n):
+    """A fully masked row in float32 (Ex4(c)): scores near −1e9, where float32's spacing is
+    64, so the row is n equal numbers. The tolerance is float32's: 1e-5 for n ≤ 8."""
+    x = (np.float32(-1e9) + rng_for(n).normal(0, 2, (n, n))).astype(np.float32)
+    got = np.asarray(fn(x))
+    sums = got.astype(np.float64).sum(axis=-1)
+    if np.all(np.abs(sums - 1) <= 1e-5):
+        return ""
+    sums = np.round(sums, 4).tolist()
+    return f"float32 的分数 {x[0].tolist()}：权重 {got[0].tolist()}，每行的和 {sums}"
+
+
 def softmax_matches(fn, n):
     x = rng_for(n).normal(0, 2, (2, n))
     return "" if close(fn(x), ref.softmax(x)) else gap(fn(x), ref.softmax(x))
@@ -38,7 +50,7 @@ def softmax_stable(fn, n):
     x = 1000.0 + np.arange(n, dtype=np.float64)[np.newaxis]  # (1, n): scores of size 1000
     got = np.asarray(fn(x))
     if not np.all(np.isfinite(got)):
-        return f"softmax({x[0].tolist()}) 得到 {got[0].tolist()}：exp 溢出 overflow"
+        return f"softmax({x[0].tolist()}) 得到 {got[0].tolist()}：不全是有限的数 not all finite"
     return "" if close(got, ref.softmax(x)) else gap(got, ref.softmax(x))
 
 
@@ -149,7 +161,18 @@ def count_mha_params_formula(fn, d_model):
 PROPERTIES = [  # in the lecture's order
     prop("softmax", "sums_to_one", "每一行加起来等于 1（§2.2）", softmax_sums_to_one, SIZES_N),
     prop(
-        "softmax", "stable", "分数很大（1000）也不溢出：先减去每行的最大值", softmax_stable, SIZES_N
+        "softmax",
+        "sums_to_one_float32",
+        "float32 的分数在 −1e9 左右（整行被遮住，练习 4(c)）时每一行也加起来等于 1",
+        softmax_sums_to_one_float32,
+        SIZES_N,
+    ),
+    prop(
+        "softmax",
+        "stable",
+        "分数很大（1000 起）时权重仍是有限的数，和参考实现一致（§2.2）",
+        softmax_stable,
+        SIZES_N,
     ),
     prop("softmax", "matches", "和参考实现逐数一致（float64）", softmax_matches, SIZES_N),
     prop(

@@ -13,10 +13,22 @@ not the default (`bias`, `positions`, beyond the lecture), and so does a call th
 NotImplementedError (the template's bodies); `Swap.fallbacks` counts them, per reason.
 `out=` (the in-place softmax of §3.4) is the exception: the student's result is copied into
 `out`, so a student softmax runs inside the reference's attention.
+
+The student's function gets copies of its arrays (and of the dicts and lists that hold
+them): the caller, and the reference it is compared with, always see the original. A block
+that changes what it was given is recorded (`Swap.mutated`), its own finding.
+
+A result is taken as it is written: its shape must be the lecture's, up to leading axes of
+length 1 (they broadcast the same way). A mask with an axis in another place does not
+broadcast like the lecture's and is refused (`check_shape`); the one adapted shape is the
+named convention (b, 1, 1, n) of TensorFlow's padding mask (checker/conventions.py).
 """
 
+import copy
 import inspect
 from dataclasses import dataclass, field
+
+import numpy as np
 
 from lecture17 import attention_numpy
 
@@ -41,6 +53,9 @@ BLOCKS = {
 # in-place softmax of §3.4): a student's block need not take them
 BEYOND = {"softmax": ("out",), "scaled_dot_product_attention": ("bias",)}
 BEYOND |= {"multi_head_attention": ("positions",)}
+# blocks whose inputs are numbers, not arrays: nothing of the caller's to change
+SCALAR_INPUTS = ("count_mha_params", "positional_encoding", "relative_shift_matrix")
+SCALAR_INPUTS += ("create_look_ahead_mask",)
 
 
 def reference(name: str):
@@ -112,6 +127,7 @@ class Swap:
     fallbacks: dict = field(default_factory=dict)  # why -> calls that ran the reference
     adapt: object = None  # a convention adapter (checker/conventions.py), or None
     check_shapes: bool = True  # compare each result's shape with the reference's
+    mutated: dict = field(default_factory=dict)  # argument -> calls that changed it in place
 
     def __post_init__(self):
         self.ref = reference(self.name)
@@ -152,13 +168,15 @@ class Swap:
         if isinstance(mapped, str):
             return self._fallback(mapped, args, kwargs)
         pos, kw = mapped
+        given = (copy.deepcopy(pos), copy.deepcopy(kw))
         try:
             if self.adapt is not None:
-                result = self.adapt(self.student, pos, kw)
+                result = self.adapt(self.student, given[0], given[1])
             else:
-                result = self.student(*pos, **kw)
+                result = self.student(*given[0], **given[1])
         except NotImplementedError:
             return self._fallback("NotImplementedError", args, kwargs)
+        self._note_mutations(pos, kw, given)
         self.calls += 1
         if self.check_shapes:
             plain = {k: v for k, v in kwargs.items() if k != "out"}  # never write into out twice
@@ -169,6 +187,17 @@ class Swap:
             return out
         return result
 
+    def _note_mutations(self, pos, kw, given) -> None:
+        names = list(self.ref_sig.parameters)
+        pairs = [
+            (names[i] if i < len(names) else f"#{i}", a, b)
+            for i, (a, b) in enumerate(zip(pos, given[0], strict=True))
+        ]
+        pairs += [(k, kw[k], given[1][k]) for k in kw]
+        for name, original, seen in pairs:
+            if not same_content(original, seen):
+                self.mutated[name] = self.mutated.get(name, 0) + 1
+
     def _fallback(self, why, args, kwargs):
         self.fallbacks[why] = self.fallbacks.get(why, 0) + 1
         return self.ref(*args, **kwargs)
@@ -176,6 +205,25 @@ class Swap:
 
 class WrongShape(ValueError):
     """A student's block returned another shape (or number of arrays) than the lecture's."""
+
+
+def same_content(a, b) -> bool:
+    """Whether `b` (the copy the student was given) still holds what `a` holds (NaN = NaN)."""
+    if isinstance(a, dict):
+        return (
+            isinstance(b, dict)
+            and a.keys() == b.keys()
+            and all(same_content(a[k], b[k]) for k in a)
+        )
+    if isinstance(a, list | tuple):
+        return len(a) == len(b) and all(same_content(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, np.ndarray):
+        return (
+            isinstance(b, np.ndarray)
+            and a.shape == b.shape
+            and bool(np.array_equal(a, b, equal_nan=a.dtype.kind in "fc"))
+        )
+    return True
 
 
 def _shapes(result):
@@ -187,17 +235,48 @@ def _shapes(result):
 MASKS = ("create_look_ahead_mask", "create_padding_mask")
 
 
+def _strip(shape: tuple) -> tuple:
+    """A shape without its leading axes of length 1 (they broadcast as if absent)."""
+    shape = tuple(shape)
+    while shape and shape[0] == 1:
+        shape = shape[1:]
+    return shape
+
+
+def broadcasts_alike(got, want) -> bool:
+    """Whether an array of shape `got` broadcasts wherever one of shape `want` does, the same
+    way: equal shapes up to leading axes of length 1."""
+    return all(isinstance(s, int) for s in (*got, *want)) and _strip(got) == _strip(want)
+
+
 def check_shape(name: str, result, expected):
-    """`result`, or WrongShape naming both shapes. A mask with the lecture's numbers in a shape
-    that broadcasts the same way ((b, 1, 1, n) for (b, 1, n), TensorFlow's) is accepted and
-    reshaped to the lecture's, so the reference's code downstream sees what it expects."""
+    """`result`, or WrongShape naming both shapes. A result whose shape differs from the
+    lecture's only by leading axes of length 1 broadcasts the same way: accepted, given the
+    lecture's shape. Anything else is refused, a padding mask's query axis named apart."""
     got, want = _shapes(result), _shapes(expected)
     if got == want:
         return result
-    if name in MASKS and isinstance(got, tuple) and isinstance(want, tuple):
-        if [d for d in got if d != 1] == [d for d in want if d != 1]:
-            return result.reshape(want)
-    raise WrongShape(f"{name} 返回的形状 shape 是 {got}，讲义的是 {want}")
+    if isinstance(got, tuple) and isinstance(want, tuple) and broadcasts_alike(got, want):
+        return np.asarray(result).reshape(want)
+    raise WrongShape(shape_words(name, got, want))
+
+
+def shape_words(name: str, got, want) -> str:
+    """What a wrong shape does, in words: a (b, n, 1) padding mask masks queries."""
+    text = f"{name} 返回的形状 shape 是 {got}，讲义的是 {want}"
+    if (
+        name == "create_padding_mask"
+        and isinstance(got, tuple)
+        and isinstance(want, tuple)
+        and len(want) == 3
+        and len(got) == 3
+        and got == (want[0], want[2], 1)
+        and want[2] != 1
+    ):
+        text += "：(b, n, 1) 屏蔽的是 query（行）；讲义的 (b, 1, n) 屏蔽 key（列）"
+    elif isinstance(got, tuple) and isinstance(want, tuple):
+        text += "：两者广播 broadcast 的方式不一样"
+    return text
 
 
 def install(swaps: dict[str, Swap], modules) -> None:

@@ -1,7 +1,8 @@
 """Conventions: a block written to another (known) convention than the lecture's gets one
 message and an adapter, so the claims are judged on its maths — a block in TensorFlow's
 "1 = masked" convention, an attention that returns only its output, a (b, 1, 1, n) padding
-mask (accepted as it is).
+mask (accepted, and given to the lecture's code as (b, 1, n)). Nothing else is adapted: every
+other difference is the student's, judged as written (checker/blocks.py, `check_shape`).
 """
 
 from dataclasses import dataclass
@@ -51,6 +52,12 @@ def _flip_result_adapter(student, pos, kw):
     return 1 - np.asarray(student(*pos, **kw), dtype=np.float64)
 
 
+def _squeeze_head_axis_adapter(student, pos, kw):
+    """TensorFlow's (b, 1, 1, n) padding mask as the lecture's (b, 1, n)."""
+    got = np.asarray(student(*pos, **kw))
+    return got.reshape(got.shape[0], 1, got.shape[-1]) if got.ndim == 4 else got
+
+
 def conventions(block: str, fn) -> list[tuple[Convention, object]]:
     """The conventions `fn` (a student's block) follows that are not the lecture's, each with
     its adapter (adapter(student, args, kwargs) computes the lecture's result)."""
@@ -67,12 +74,12 @@ def conventions(block: str, fn) -> list[tuple[Convention, object]]:
             if np.array_equal(got, 1 - np.tril(np.ones((4, 4)))):
                 found.append((TF_LOOK_AHEAD, _flip_result_adapter))
         elif block == "create_padding_mask":
-            tokens = np.array([[5, 7, 0, 0]])
-            got = np.asarray(fn(tokens), dtype=np.float64).reshape(-1)
-            if np.array_equal(got, [0, 0, 1, 1]):
+            tokens = np.array([[5, 7, 0, 0], [3, 0, 0, 0]])
+            got = np.asarray(fn(tokens), dtype=np.float64)
+            if got.shape == (2, 1, 1, 4):
+                found.append((PADDING_4D, _squeeze_head_axis_adapter))
+            if got.size == 8 and np.array_equal(got.reshape(2, 4), [[0, 0, 1, 1], [0, 1, 1, 1]]):
                 found.append((TF_PADDING, _flip_result_adapter))
-            elif np.asarray(fn(tokens)).shape == (1, 1, 1, 4):
-                found.append((PADDING_4D, None))
     except Exception:  # noqa: BLE001 - a crash here shows in the properties, with its line
         return []
     return found
@@ -109,6 +116,16 @@ TF_PADDING = Convention(
 PADDING_4D = Convention(
     "create_padding_mask",
     "shape_b_1_1_n",
-    "返回 (b, 1, 1, n)（TensorFlow 教程的形状）；讲义是 (b, 1, n)。两者广播的方式一样，接受",
+    "返回 (b, 1, 1, n)（TensorFlow 教程的形状，多一个头的轴）；讲义是 (b, 1, n)。"
+    "这是有名的约定，接受：下面的检查把它当 (b, 1, n) 用",
     True,
 )
+
+# the adapter of each convention (adapter(student, args, kwargs) -> the lecture's result)
+ADAPTERS = {
+    ONLY_OUTPUT: _only_output_adapter,
+    TF_MASK: _flip_mask_adapter,
+    TF_LOOK_AHEAD: _flip_result_adapter,
+    TF_PADDING: _flip_result_adapter,
+    PADDING_4D: _squeeze_head_axis_adapter,
+}

@@ -6,6 +6,7 @@
 import numpy as np
 
 from lecture17 import attention_numpy as ref
+from lecture17.checker.blocks import broadcasts_alike, shape_words
 from lecture17.checker.property_base import (
     SIZES_LAYER,
     SIZES_N,
@@ -36,11 +37,8 @@ def ffn_relu(fn, size):
     x = rng_for(size).normal(0, 1, (n, d_model))
     eye, zero = np.eye(d_model), np.zeros(d_model)
     got = np.asarray(fn(x, {"W_1": eye, "b_1": zero, "W_2": eye, "b_2": zero}))
-    return (
-        ""
-        if close(got, np.maximum(x, 0))
-        else "W₁ = W₂ = I、偏置为 0 时输出不是 max(x, 0)：ReLU 不对"
-    )
+    want = np.maximum(x, 0)
+    return "" if close(got, want) else "W₁ = W₂ = I、偏置为 0，应得 max(x, 0)：" + gap(got, want)
 
 
 def ffn_biases(fn, size):
@@ -49,8 +47,8 @@ def ffn_biases(fn, size):
     x, params = rng.normal(0, 1, (n, d_model)), ffn_params(d_model, 2 * d_model, rng)
     params = params | {"W_2": np.zeros_like(params["W_2"])}
     got = np.asarray(fn(x, params))
-    want = np.broadcast_to(params["b_2"], got.shape)
-    return "" if close(got, want) else "W₂ = 0 时输出不是 b₂：第二个偏置不对"
+    want = np.broadcast_to(params["b_2"], (n, d_model))
+    return "" if close(got, want) else "W₂ = 0，应得 b₂：" + gap(got, want)
 
 
 def ln_unit_variance(fn, size):
@@ -60,7 +58,7 @@ def ln_unit_variance(fn, size):
     var = got.var(axis=-1)
     if np.all(np.abs(var - 1) < 1e-3) or d_model == 1:
         return ""
-    return f"γ = 1、β = 0 时每个词的方差 {np.round(var, 4).tolist()}，应为 1（除以 d，不是 d − 1）"
+    return f"γ = 1、β = 0 时每个词的方差 {np.round(var, 4).tolist()}，应为 1"
 
 
 def ln_matches(fn, size):
@@ -78,7 +76,7 @@ def ln_per_token(fn, size):
     alone = np.stack([np.asarray(fn(x[i : i + 1], ones, zeros))[0] for i in range(n)])
     together = np.asarray(fn(x, ones, zeros))
     if not close(together, alone):
-        return "一个词的结果取决于同一批里的其他词：统计量不是按每个词（最后一维）算的"
+        return "n 个词一起算和一个一个算，结果不同：" + gap(together, alone)
     means = together.mean(axis=-1)
     return (
         "" if close(means, np.zeros(n)) else f"每个词的均值 {np.round(means, 4).tolist()}，应为 0"
@@ -147,7 +145,9 @@ def padding_marks_real_tokens(fn, size):
     tokens = np.arange(1, b * n + 1).reshape(b, n) % 3  # some 0 = padding in every row
     got = np.asarray(fn(tokens), dtype=np.float64)
     want = ref.create_padding_mask(tokens)
-    if got.size == want.size and np.array_equal(got.reshape(want.shape), want):
+    if not broadcasts_alike(got.shape, want.shape):
+        return shape_words("create_padding_mask", got.shape, want.shape)
+    if np.array_equal(got.reshape(want.shape), want):
         return ""
     return f"tokens {tokens.tolist()}: 得到 {got.reshape(b, -1).astype(int).tolist()}"
 
@@ -177,16 +177,18 @@ def decoder_causal(fn, size):
         np.asarray(fn(y, memory, params, h, causal)),
         np.asarray(fn(later, memory, params, h, causal)),
     )
-    return "" if close(a[:-1], b[:-1]) else "改最后一个词，前面位置的输出也变了：看到了未来"
+    return (
+        ""
+        if close(a[:-1], b[:-1])
+        else "只改最后一个词，前面位置的输出也变了：" + gap(b[:-1], a[:-1])
+    )
 
 
 def decoder_reads_memory(fn, size):
     y, memory, params, h, causal = _decoder_case(size)
     a = np.asarray(fn(y, memory, params, h, causal))
     b = np.asarray(fn(y, memory[::-1] * 2, params, h, causal))
-    return (
-        "" if not close(a, b) else "编码器的输出 memory 变了，解码器的输出不变：K、V 没有来自编码器"
-    )
+    return "" if not close(a, b) else "编码器的输出 memory 换了，解码器的输出一点没变"
 
 
 PROPERTIES = [  # in the lecture's order

@@ -30,9 +30,7 @@ def pe_norm(fn, size):
     _, d_model = size
     norms = np.linalg.norm(np.asarray(fn(*size)), axis=-1)
     want = np.full(len(norms), np.sqrt(d_model / 2))
-    return (
-        "" if close(norms, want) else f"每个位置的范数 {np.round(norms, 4).tolist()}，应为 √(d/2)"
-    )
+    return "" if close(norms, want) else f"范数应为 √(d/2) = {want[0]:.6g}：" + gap(norms, want)
 
 
 def pe_shift_is_linear(fn, size):

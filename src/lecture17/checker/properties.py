@@ -17,38 +17,133 @@ The properties live by lecture section, each module with its checks and their en
 attention_properties (§2.2, §3, §5), positional_properties (§6), layer_properties (§7, §8),
 on what property_base shares (Property, TOL, the seeded inputs, the sizes). This module puts
 them together in the lecture's order (PROPERTIES: the order the checker reports them in),
-holds the probes and re-exports the conventions; none of the modules it imports imports it.
+holds the probes; none of the modules it imports imports it.
 """
 
 import numpy as np
 
 from lecture17 import attention_numpy as ref
 from lecture17.checker import attention_properties, layer_properties, positional_properties
-from lecture17.checker.conventions import (  # noqa: F401 - re-exported: run.py, session.py
-    ONLY_OUTPUT,
-    PADDING_4D,
-    TF_LOOK_AHEAD,
-    TF_MASK,
-    TF_PADDING,
-    Convention,
-    _flip_mask_adapter,
-    _flip_result_adapter,
-    _only_output_adapter,
-    conventions,
-)
-from lecture17.checker.property_base import (  # noqa: F401 - TOL re-exported
-    TOL,
+from lecture17.checker import blocks as blocks_mod
+from lecture17.checker.property_base import (
     Property,
     close,
     ffn_params,
+    gap,
     layer_params,
     mha_params,
     norm_params,
+    prop,
     qkv,
+    rng_for,
 )
 
-PROPERTIES = (
-    attention_properties.PROPERTIES + positional_properties.PROPERTIES + layer_properties.PROPERTIES
+# -----------------------------------------------------------------------------
+# the shapes the demos use, and inputs left as they were: every block with array inputs
+
+
+def _batched_cases(block, size):
+    """(args, kwargs) pairs of `block` at batch b: the 3-D (b, n, d) and, for the attention,
+    4-D (b, h, n, d) shapes the demos call it with, padding masks included."""
+    b, n, d = size
+    rng = rng_for((block, *size))
+    x = rng.normal(0, 1, (b, n, d))
+    keys = np.ones((b, 1, n + 1))
+    keys[:, :, -1] = 0  # the last key is padding in every sequence
+    if block == "softmax":
+        return [(2 * rng.normal(0, 1, (b, n, n)),), (2 * rng.normal(0, 1, (b, 2, n, n)),)]
+    if block == "scaled_dot_product_attention":
+        kv = rng.normal(0, 1, (b, n + 1, d))
+        four = [rng.normal(0, 1, (b, 2, m, d)) for m in (n, n + 1, n + 1)]
+        return [(x, kv, kv), (x, kv, kv, keys), (*four, keys[:, np.newaxis])]
+    if block == "feed_forward":
+        return [(x, ffn_params(d, 2 * d, rng))]
+    if block == "layer_norm":
+        return [(2 * x, *norm_params(d, rng).values())]
+    if block == "encoder_layer_forward":
+        own = np.ones((b, 1, n))
+        own[:, :, -1] = 0 if n > 1 else 1
+        return [(x, layer_params(d, rng), 2, own, f) for f in (False, True)]
+    if block == "decoder_layer_forward":
+        memory, params = rng.normal(0, 1, (b, n + 1, d)), layer_params(d, rng, decoder=True)
+        causal = np.tril(np.ones((n, n)))
+        return [(x, memory, params, 2, causal, keys, f) for f in (False, True)]
+    return []
+
+
+BATCHED = ("softmax", "scaled_dot_product_attention", "feed_forward", "layer_norm")
+BATCHED += ("encoder_layer_forward", "decoder_layer_forward")
+
+
+def _batched(block):
+    def check(fn, size):
+        for args in _batched_cases(block, size):
+            got, want = fn(*args), getattr(ref, block)(*args)
+            pairs = zip(got, want, strict=True) if isinstance(want, tuple) else [(got, want)]
+            for g, w in pairs:
+                if not close(g, w):
+                    return f"输入形状 input shape {np.shape(args[0])}：" + gap(g, w)
+        return ""
+
+    return check
+
+
+def _keeps_input(block):
+    def check(fn, _size):
+        swap = getattr(fn, "swap", fn)  # the checker's strict wrapper carries its Swap
+        if not hasattr(swap, "mutated"):
+            raise TypeError("keeps_input reads a blocks.Swap")
+        before = dict(swap.mutated)
+        for args in _probe_inputs(block):
+            try:
+                fn(*args)
+            except blocks_mod.WrongShape:  # the shape is another property's; the inputs
+                pass  # were compared before the result's shape was
+        changed = [k for k, v in swap.mutated.items() if v > before.get(k, 0)]
+        if not changed:
+            return ""
+        return f"调用之后，传给它的 {'、'.join(changed)} 的数变了（函数改动了自己的输入）"
+
+    return check
+
+
+ARRAY_INPUTS = [b for b in blocks_mod.BLOCKS if b not in blocks_mod.SCALAR_INPUTS]
+
+
+def _extra():
+    found = [
+        prop(
+            block,
+            "batched",
+            "批量的输入（演示用的 3 维、4 维形状）也和参考实现逐数一致",
+            _batched(block),
+            ((2, 2, 2), (2, 3, 4), (3, 5, 8)),
+        )
+        for block in BATCHED
+    ]
+    found += [
+        Property(
+            block,
+            f"{block}.keeps_input",
+            "不改动传给它的数组：调用者手里的输入保持原样",
+            _keeps_input(block),
+            ("探针输入 probe inputs",),
+        )
+        for block in ARRAY_INPUTS
+    ]
+    return found
+
+
+def _in_lecture_order(found):
+    order = {b: i for i, b in enumerate(blocks_mod.BLOCKS)}
+    return tuple(sorted(found, key=lambda p: order[p.block]))  # stable: each block's own order
+
+
+PROPERTIES = _in_lecture_order(
+    attention_properties.PROPERTIES
+    + positional_properties.PROPERTIES
+    + layer_properties.PROPERTIES
+    + _extra()
 )
 
 
@@ -105,6 +200,21 @@ def probe(block: str, fn) -> list | None:
 
 
 def same_probe(a, b) -> bool:
+    """Whether two blocks' probe outputs are the same numbers: shapes that broadcast alike,
+    NaN where the other has NaN, ±inf where the other has it, the rest within TOL."""
     if a is None or b is None or len(a) != len(b):
         return False
-    return all(x.size == y.size and close(x.reshape(y.shape), y) for x, y in zip(a, b, strict=True))
+    return all(_same_numbers(x, y) for x, y in zip(a, b, strict=True))
+
+
+def _same_numbers(x, y) -> bool:
+    if x.shape != y.shape:
+        if not blocks_mod.broadcasts_alike(x.shape, y.shape):
+            return False
+        x = x.reshape(y.shape)
+    finite = np.isfinite(x) & np.isfinite(y)
+    if not np.array_equal(np.isnan(x), np.isnan(y)) or not np.array_equal(
+        np.where(np.isinf(x), x, 0), np.where(np.isinf(y), y, 0)
+    ):
+        return False
+    return close(np.where(finite, x, 0), np.where(finite, y, 0))

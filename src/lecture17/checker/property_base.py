@@ -36,10 +36,23 @@ def close(a, b) -> bool:
 
 
 def gap(a, b) -> str:
+    """What was seen, in numbers: the element where `a` (the student's) is farthest from `b`
+    (the lecture's), both values, and the dtype when it is not float64. Names no cause."""
+    kind = np.asarray(a).dtype
     a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
     if a.shape != b.shape:
-        return f"形状 shape {a.shape}，应为 {b.shape}"
-    return f"最大差 max |差| = {np.abs(a - b).max():.3g}"
+        return f"形状 shape {a.shape}，讲义的是 {b.shape}"
+    diff = np.where(np.isnan(a) != np.isnan(b), np.inf, np.abs(np.nan_to_num(a - b)))
+    at = np.unravel_index(int(np.argmax(diff)), a.shape) if a.size else ()
+    where = f"[{', '.join(str(int(i)) for i in at)}]" if at else ""
+    text = (
+        f"在 {where} 你的 {a[at]:.6g}，讲义的 {b[at]:.6g}（最大差 max |差| = {diff.max():.3g}）"
+        if a.size
+        else "空数组 empty"
+    )
+    if kind.kind == "f" and kind != np.float64:
+        text += f"；你的结果是 {kind}（讲义的积木用 float64）"
+    return text
 
 
 def rng_for(size) -> np.random.Generator:

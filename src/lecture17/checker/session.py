@@ -3,7 +3,7 @@
 Three stages, each in forked children (child.py), so that a crash or a hang is a message:
 1. load the file and read which of the lecture's blocks it defines, and with what signature;
 2. per block: does it run (a template's NotImplementedError means "not written yet"), which
-   conventions it follows (properties.conventions), and its properties, smallest input first;
+   conventions it follows (checker/conventions.py), and its properties, smallest input first;
 3. per analytic demo that reaches a replaced block (callmap): its jobs, as the build runs them
    (pipeline.job.run_job, the reference build's settings and seeds), with the student's blocks
    swapped in (blocks.install), aggregated as the build aggregates them, into a scratch folder.
@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from lecture17.checker import blocks as blocks_mod
-from lecture17.checker import child
+from lecture17.checker import child, conventions
 from lecture17.checker import properties as props
 from lecture17.experiments import DEMOS
 from lecture17.pipeline import callmap
@@ -28,7 +28,7 @@ class BlockResult:
     name: str
     problem: str = ""  # a signature that cannot be the lecture's block
     implemented: bool = True  # False: every call raised NotImplementedError (the template)
-    conventions: list = field(default_factory=list)  # properties.Convention
+    conventions: list = field(default_factory=list)  # conventions.Convention
     failed: dict = field(default_factory=dict)  # property id -> (size, what was seen)
     held: list = field(default_factory=list)  # property ids that held on every size
     failure: child.Failure | None = None  # a crash or a hang while its properties ran
@@ -73,7 +73,7 @@ def block_properties(path: Path, name: str) -> BlockResult:
     module = child.load_student(path)
     result = BlockResult(name)
     raw = _swap(module, name, check_shapes=False)
-    found = props.conventions(name, raw.student)
+    found = conventions.conventions(name, raw.student)
     result.conventions = [c for c, _ in found]
     adapters = [a for _, a in found if a is not None]
     result.probe = props.probe(name, raw)
@@ -90,7 +90,7 @@ def block_properties(path: Path, name: str) -> BlockResult:
             except Exception as error:  # noqa: BLE001 - the student's block crashed
                 failure = child.where(error, path, "crash")
                 seen = f"崩溃 crashed: {failure.text}" + (
-                    f"（第 {failure.line} 行 line）" if failure.line else ""
+                    f"（{failure.place}：{failure.source.strip()}）" if failure.line else ""
                 )
             if seen:
                 result.failed[prop.id] = (size, seen)
@@ -125,6 +125,7 @@ def _strict(swap):
             raise NotImplementedError
         return result
 
+    call.swap = swap  # what a property reads of the calls (blocks.Swap.mutated)
     return call
 
 
