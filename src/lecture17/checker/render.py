@@ -4,9 +4,10 @@ All three read one Report (run.py). The student reads, per replaced block, how m
 properties hold and how many of the lecture's numbers keep the reference's verdict; then each
 property that fails, with the smallest input that shows it; then each claim that changed (its
 §, the lecture's words and number, the reference's and theirs, and the blocks it passes
-through, those with a failing property first); last, for a flagged file, the closest known
-mistake as a question in the lecture's terms, or that none matches. In Chinese, each English
-term once (its first use).
+through, those with a failing property first); last, for a flagged file, the known mistakes
+its blocks compute number for number (checker/explain.py), or that none was shown. What the
+student's code printed, one line per distinct crash with its count, and the demos skipped
+because a block they need hung or crashed. In Chinese, each English term once (its first use).
 
 Long on purpose: three renderings (terminal, JSON, HTML) of one report, which share what a
 block's row, a changed claim and the closest mistake say.
@@ -18,7 +19,7 @@ from pathlib import Path
 
 from lecture17.checker import blocks as blocks_mod
 from lecture17.checker import properties as props
-from lecture17.checker.judge import THRESHOLD, entry_demos
+from lecture17.checker.judge import PRECISION, entry_demos
 from lecture17.checker.run import BROKE, NOTHING, OK, UNUSABLE, Report, unaccepted
 from lecture17.reporting import ledger as ledger_mod
 from lecture17.reporting.claims import chinese_part
@@ -34,7 +35,10 @@ FAILURE = {
     "crash": "崩溃 crash",
     "hang": "卡住 hang",
     "shape": "形状不对 wrong shape",
+    "memory": "内存超限 out of memory",
 }
+CRASHED = "崩溃 crashed"  # how a property's `seen` starts when the block raised (session.py)
+SCHEMA = 2  # the JSON's version (docs/CHECK.md): bumped when a field changes meaning
 
 
 def status_text(status: str) -> str:
@@ -55,6 +59,10 @@ def block_rows(report: Report) -> list[dict]:
             if name in report.blocks_of_claim(c.entry) and entry_demos(c.entry) & ran_in
         ]
         changed = [c for c in claims if c in report.changes and name in blamed(report, c.entry)]
+        skipped = sorted(d for d, needs in report.skipped_for.items() if name in needs)
+        crashed = sorted(
+            d for d, r in report.demos.items() if r.failure and name in report.blocks_of_demo(d)
+        )
         rows.append(
             {
                 "block": name,
@@ -64,6 +72,10 @@ def block_rows(report: Report) -> list[dict]:
                 "kept": len(claims) - len(changed),
                 "claims": len(claims),
                 "demos": sorted(ran_in),
+                "passed": not (
+                    block.failed or block.failure or unaccepted(block) or changed or crashed
+                ),
+                "skipped_demos": skipped,
             }
         )
     return rows
@@ -87,7 +99,8 @@ def suspects(report: Report, entry: dict) -> list[str]:
 def failure_text(failure) -> str:
     where = ""
     if failure.line:
-        where = f"（你的文件第 {failure.line} 行：{failure.source.strip()}）"
+        spot = failure.place or f"第 {failure.line} 行"
+        where = f"（你的文件{spot}：{failure.source.strip()}）"
     return f"{FAILURE[failure.kind]}: {failure.text}{where}"
 
 
@@ -101,19 +114,14 @@ def claim_line(report: Report, change) -> str:
     )
 
 
-def mistake_line(report: Report) -> str:
-    if report.mistake:
-        return (
-            f"最接近的已知错误 closest known mistake（相似度 Jaccard {report.score:.2f}）："
-            f"{report.mistake.hint}"
-        )
-    why = (
-        f"最像的一个（变了的讲义数字和不成立的性质）Jaccard 相似度 {report.score:.2f}，"
-        "但它算出的和你的积木不一样"
-        if report.score >= THRESHOLD
-        else f"最像的一个 Jaccard 相似度只有 {report.score:.2f}（要 ≥ {THRESHOLD}）"
-    )
-    return f"没有已知错误和它相符：目录里{why}"
+def mistake_lines(report: Report) -> list[str]:
+    """The causes shown by behaviour, or that none was: then only what was observed counts."""
+    if report.causes:
+        return [f"已知的错误 known mistake：{c.words}" for c in report.causes]
+    return [
+        "没有已知的错误和它逐数相同，所以这里不说原因：上面是看到的现象"
+        "（最小的输入、你的数、讲义的数）"
+    ]
 
 
 def _problems(report: Report) -> list[str]:
@@ -122,22 +130,62 @@ def _problems(report: Report) -> list[str]:
         for convention in block.conventions:
             mark = "·" if convention.accepted else "✗"
             out.append(f"{mark} {name} · 约定 convention：{convention.text}")
+        crashed: dict = {}
         for pid, (size, seen) in block.failed.items():
             prop = next(p for p in props.PROPERTIES if p.id == pid)
+            if seen.startswith(CRASHED):
+                crashed.setdefault(seen, []).append(prop)
+                continue
             out.append(f"✗ {name} · 性质不成立：{prop.text}")
             out.append(f"    最小的反例 smallest input：{prop.size_text(size)} — {seen}")
+        for seen, found in crashed.items():
+            out.append(f"✗ {name} · {len(found)} 条性质 properties 都在这里崩溃 crash：{seen}")
         if block.failure:
-            out.append(f"✗ {name} · {failure_text(block.failure)}")
+            out.append(
+                f"✗ {name} · 检查性质时 while checking its properties · "
+                f"{failure_text(block.failure)}"
+            )
+    crashes: dict = {}
     for demo, result in report.demos.items():
         if result.failure:
-            out.append(f"✗ 演示 demo {demo} · {failure_text(result.failure)}")
+            crashes.setdefault(failure_text(result.failure), []).append(demo)
+    for text, demos in crashes.items():
+        which = (
+            f"演示 demo {demos[0]}"
+            if len(demos) == 1
+            else f"{len(demos)} 个演示 demos（{' '.join(demos)}）"
+        )
+        out.append(f"✗ {which} · {text}")
+    skipped: dict = {}
+    for demo, needs in report.skipped_for.items():
+        skipped.setdefault("、".join(needs), []).append(demo)
+    for blocks, demos in skipped.items():
+        out.append(
+            f"· {len(demos)} 个演示 demos 没有运行 not run（{' '.join(demos)}）："
+            f"它们要用的 {blocks} 已经卡住或崩溃"
+        )
     return out
+
+
+def printed_lines(report: Report) -> list[str]:
+    """What the student's code printed, per phase and block: the first lines, then a count."""
+    out = []
+    for where, shown in report.printed.items():
+        if not shown.total:
+            continue
+        out.append(f"  {where} 打印了 printed {shown.total} 行 lines：")
+        out += [f"    | {line}" for line in shown.lines]
+        if shown.total > len(shown.lines):
+            out.append(f"    | ……（还有 {shown.total - len(shown.lines)} 行 more）")
+    return ["", "你的代码打印的 your code printed：", *out] if out else []
 
 
 def lines(report: Report) -> list[str]:
     out = [f"检查 check {report.path}：{VERDICT[report.status]}（{report.seconds:.1f} 秒）"]
+    out += [f"  注意 note：{note}" for note in report.notes]
     if report.load_failure:
-        return [*out, "  " + failure_text(report.load_failure)]
+        loading = "  载入时 while loading · " + failure_text(report.load_failure)
+        return [*out, loading, *printed_lines(report)]
     if report.problems:
         return out + [f"  签名不对 signature：{p}" for p in report.problems.values()]
     missing = [n for n, b in report.blocks.items() if not b.implemented]
@@ -160,7 +208,14 @@ def lines(report: Report) -> list[str]:
         out += ["", f"✗ 结论变了的讲义数字（{len(report.changes)}）："]
         out += [claim_line(report, c) for c in report.changes]
     if report.status == BROKE:
-        out += ["", mistake_line(report)]
+        out += ["", *mistake_lines(report)]
+    rounding = [c.entry["id"] for c in report.kept if c.rounding]
+    if rounding:
+        out.append(
+            f"  {' '.join(rounding)}：你的数和参考的只差舍入 rounding（相对差 ≤ {PRECISION:g}），"
+            "按同一个数判，结论不变"
+        )
+    out += printed_lines(report)
     ran = [d for d, r in report.demos.items() if r.ran]
     out += ["", f"用你的代码运行的演示 demo：{' '.join(ran) or '—'}"]
     fallbacks = sorted(
@@ -179,13 +234,17 @@ def lines(report: Report) -> list[str]:
 
 
 def as_json(report: Report) -> dict:
+    """The report for a program (docs/CHECK.md documents every field; `schema` its version)."""
+    rows = {row["block"]: row for row in block_rows(report)}
     return {
+        "schema": SCHEMA,
         "file": str(report.path),
         "exit": report.status,
+        "passed": report.status == OK,
         "seconds": round(report.seconds, 2),
         "load_failure": _failure(report.load_failure),
         "signature_problems": report.problems,
-        "blocks": {name: _block(b) for name, b in report.blocks.items()},
+        "blocks": {name: _block(b, rows.get(name)) for name, b in report.blocks.items()},
         "demos": {
             d: {
                 "ran": r.ran,
@@ -195,25 +254,35 @@ def as_json(report: Report) -> dict:
             }
             for d, r in report.demos.items()
         },
+        "demos_skipped": report.skipped_for,
         "timing_demos_not_run": report.skipped,
         "claims_changed": [_claim(c, report) for c in report.changes],
         "claims_kept": [c.entry["id"] for c in report.kept],
-        "closest_mistake": (
-            {"mutant": report.mistake.name, "hint": report.mistake.hint} if report.mistake else None
-        ),
-        "jaccard": round(report.score, 3),
+        "claims_kept_within_rounding": [c.entry["id"] for c in report.kept if c.rounding],
+        "causes": [
+            {"mistake": c.mistake.name, "blocks": list(c.blocks), "words": c.words}
+            for c in report.causes
+        ],
+        "printed": {
+            where: {"lines": shown.lines, "total": shown.total}
+            for where, shown in report.printed.items()
+            if shown.total
+        },
     }
 
 
-def _block(b) -> dict:
+def _block(b, row: dict | None) -> dict:
     return {
         "implemented": b.implemented,
+        "passed": bool(row and row["passed"]),
         "properties_held": b.held,
         "properties_failed": {k: {"size": v[0], "seen": v[1]} for k, v in b.failed.items()},
         "conventions": [
             {"id": c.id, "accepted": c.accepted, "text": c.text} for c in b.conventions
         ],
         "failure": _failure(b.failure),
+        "claims": row["claims"] if row else 0,
+        "claims_kept": row["kept"] if row else 0,
     }
 
 
@@ -224,6 +293,7 @@ def _failure(failure):
         "kind": failure.kind,
         "text": failure.text,
         "line": failure.line,
+        "place": failure.place,
         "source": failure.source,
     }
 
@@ -289,6 +359,26 @@ def _claims_table(report: Report) -> list[str]:
     return [*rows, "</table></div>"]
 
 
+def _failed_properties(report: Report) -> list[str]:
+    """Each property that does not hold, its smallest counterexample beside it."""
+    rows = []
+    for name, block in report.blocks.items():
+        for pid, (size, seen) in block.failed.items():
+            prop = next(p for p in props.PROPERTIES if p.id == pid)
+            rows.append(
+                "<tr>"
+                + _cell(name)
+                + _cell(prop.text)
+                + _cell(prop.size_text(size))
+                + _cell(seen, "bad")
+                + "</tr>"
+            )
+    if not rows:
+        return []
+    head = "<tr><th>积木</th><th>不成立的性质</th><th>最小的输入</th><th>看到的</th></tr>"
+    return ["<h2>不成立的性质和反例</h2><div class=wide><table>", head, *rows, "</table></div>"]
+
+
 def page(report: Report) -> str:
     e = html.escape
     tone = "ok" if report.status == OK else "bad"
@@ -300,11 +390,11 @@ def page(report: Report) -> str:
         f'<p class="box {tone}">{e(VERDICT[report.status])}</p>',
     ]
     if report.status == BROKE:
-        parts.append(f"<p><b>{e(mistake_line(report))}</b></p>")
+        parts += [f"<p><b>{e(line)}</b></p>" for line in mistake_lines(report)]
     if report.changes:
         parts += ["<h2>结论变了的讲义数字</h2>", *_claims_table(report)]
     parts.append("<h2>每个积木</h2><div class=wide><table><tr><th>积木</th><th>§</th>")
-    parts.append("<th>性质成立</th><th>经过它的讲义数字：结论没变的</th></tr>")
+    parts.append("<th>性质成立</th><th>经过它的讲义数字：结论没变的</th><th>通过</th></tr>")
     for row in block_rows(report):
         parts.append(
             "<tr>"
@@ -312,9 +402,11 @@ def page(report: Report) -> str:
             + _cell(row["section"])
             + _cell(f"{row['held']}/{row['properties']}")
             + _cell(f"{row['kept']}/{row['claims']}")
+            + _cell("✓" if row["passed"] else "✗", "ok" if row["passed"] else "bad")
             + "</tr>"
         )
     parts.append("</table></div>")
+    parts += _failed_properties(report)
     parts.append(f"<h2>全部输出</h2><pre>{e(chr(10).join(lines(report)[1:]).strip())}</pre>")
     if report.kept:
         parts.append(f"<details><summary>结论不变的讲义数字（{len(report.kept)}）</summary>")
