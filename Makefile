@@ -10,7 +10,7 @@ export OMP_NUM_THREADS := 1
 export OPENBLAS_NUM_THREADS := 1
 export MKL_NUM_THREADS := 1
 
-.PHONY: setup report robustness test test-python lint reference readme check check-catalogue check-trained stop-test mutants mutants-coverage slurm-profile slurm-test screenshots browser-test clean
+.PHONY: setup report robustness test test-python lint reference readme check check-catalogue grade-bench check-trained stop-test mutants mutants-coverage slurm-profile slurm-test screenshots browser-test clean
 .DEFAULT_GOAL := report
 
 $(VENV)/.installed: requirements.txt pyproject.toml
@@ -73,6 +73,10 @@ check: setup
 check-catalogue: setup
 	PYTHONPATH=src:. python -m mutants.fingerprints
 	CHECK_ALL=1 pytest -n 2 tests/test_checker.py
+
+# A teacher's budget: `check --grade` on a class of 30 files (bench/README.md), ≤ 4 minutes
+grade-bench: setup
+	python bench/grade_class.py
 
 # `check --trained` end to end on three torch files (a correct one, two slips), its time
 # against the estimate it prints (bench/README.md); builds the mutants' control if missing

@@ -6,32 +6,42 @@
     python -m lecture17 check --catches [C015]          # which catalogued mistakes a claim catches
     python -m lecture17 check --trained --template my_layers.py   # the torch classes to write
     python -m lecture17 check --trained my_layers.py    # their properties, then the trained demos
+    python -m lecture17 check --grade class/ --out grades/   # a teacher: every file of a folder
 
 It reads the checkout's report/reference/ and report/ledger/, from any folder. Nothing is
-written into results/ or report/: the demos run in a temporary folder, and the HTML page goes
-to the system's temporary folder unless --html says where.
+written into results/ or report/: the student's code runs in a sandbox with a scratch folder of
+its own (checker/sandbox.py), and the HTML page goes to the system's temporary folder unless
+--html says where. docs/CHECK.md documents the JSON and the grade files.
 """
 
 import csv
+import json
 import sys
 import tempfile
 from pathlib import Path
 
 from lecture17.checker import run as run_mod
 
-EXIT_WORDS = {0: "通过", 1: "有问题", 2: "文件用不了", 3: "没有替换任何积木"}
+EXIT_WORDS = run_mod.EXIT_WORDS
 
 
 def add_arguments(parser) -> None:
     parser.add_argument(
-        "file", nargs="?", type=Path, help="your .py file with the lecture's blocks"
+        "file", nargs="?", type=Path, help="your .py or .ipynb file with the lecture's blocks"
     )
     parser.add_argument("--template", action="store_true", help="write a starting file to FILE")
     parser.add_argument("--json", action="store_true", help="print JSON instead of the summary")
     parser.add_argument("--html", type=Path, help="where to write the HTML page")
     parser.add_argument(
-        "--timeout", type=float, default=60.0, help="seconds before a block or demo counts as hung"
+        "--timeout",
+        type=float,
+        default=run_mod.TIMEOUT,
+        help="seconds before a block's properties or a demo counts as hung",
     )
+    parser.add_argument("--only", nargs="+", metavar="BLOCK", help="check only these blocks")
+    parser.add_argument("--grade", type=Path, metavar="DIR", help="grade every file of DIR")
+    parser.add_argument("--out", type=Path, help="with --grade: where the grades go")
+    parser.add_argument("--points", type=Path, help="with --grade: points per block (YAML)")
     parser.add_argument(
         "--trained",
         action="store_true",
@@ -53,41 +63,81 @@ def add_arguments(parser) -> None:
     )
 
 
+def unusable(text: str) -> int:
+    print(f"检查 check: {text}", file=sys.stderr)
+    return run_mod.UNUSABLE
+
+
+def usage_problem(args) -> str:
+    """ "" when the arguments make a check; else what is wrong, in one line."""
+    from lecture17.checker import blocks as blocks_mod
+    from lecture17.checker import sandbox
+
+    if args.grade is not None:
+        if not args.grade.is_dir():
+            return f"--grade 要一个文件夹 needs a folder: {args.grade}"
+        return "" if args.out else "--grade 要和 --out OUT/ 一起用"
+    if args.file is None:
+        return "用法 usage: python -m lecture17 check FILE.py（或 --template FILE.py）"
+    if args.template:
+        return ""
+    if args.file.is_dir():
+        return (
+            f"{args.file} 是文件夹 a folder：一个文件一个文件地查，全班评分用 --grade DIR --out OUT"
+        )
+    if not args.file.exists():
+        return f"找不到文件 no such file: {args.file}"
+    if args.file.suffix not in sandbox.SUFFIXES and not args.trained:
+        return f"只查 .py 或 .ipynb 文件 only .py or .ipynb: {args.file}"
+    unknown = [b for b in args.only or [] if b not in blocks_mod.BLOCKS]
+    if unknown:
+        return f"--only：没有这个积木 no such block {' '.join(unknown)}"
+    if not (run_mod.REFERENCE / "config.yaml").is_file():
+        return f"没有参考构建 no reference build at {run_mod.REFERENCE}"
+    return ""
+
+
 def main(args) -> int:
     if args.catches is not None:
         return catches(args.catches)
-    if args.file is None:
-        print(
-            "用法 usage: python -m lecture17 check FILE.py（或 --template FILE.py）",
-            file=sys.stderr,
-        )
-        return run_mod.UNUSABLE
+    if problem := usage_problem(args):
+        return unusable(problem)
     if args.template:
         return write_template(args.file, args.trained)
-    if not args.file.is_file():
-        print(f"检查 check: 找不到文件 no such file: {args.file}", file=sys.stderr)
-        return run_mod.UNUSABLE
+    if args.grade is not None:
+        from lecture17.checker import grade
+
+        return grade.grade(args.grade, args.out, args.timeout, args.points)
     if args.trained:
         return check_trained(args)
-    if not (run_mod.REFERENCE / "config.yaml").is_file():
-        print(
-            f"检查 check: 没有参考构建 no reference build at {run_mod.REFERENCE}", file=sys.stderr
-        )
-        return run_mod.UNUSABLE
-    from lecture17.checker import render
+    from lecture17.checker import sandbox
 
-    report = run_mod.check(args.file, timeout=args.timeout)
+    outcome = sandbox.check_file(args.file, args.timeout, args.only, require=sandbox.REQUIRED)
+    if not outcome.contained:
+        print(
+            f"警告 warning：没有沙箱 no sandbox（{outcome.why}）；你的代码只是在临时文件夹里运行",
+            file=sys.stderr,
+        )
     html_path = args.html or Path(
         tempfile.gettempdir(), "lecture17-check", f"{args.file.stem}.html"
     )
-    render.write_page(report, html_path)
+    if outcome.page:
+        html_path.parent.mkdir(parents=True, exist_ok=True)
+        html_path.write_text(outcome.page, encoding="utf-8")
     if args.json:
-        print(render.json_text(report))
+        print(json.dumps(outcome.data, ensure_ascii=False, indent=1))
     else:
-        print("\n".join(render.lines(report)))
-        words = EXIT_WORDS[report.status]
-        print(f"\n网页 HTML：{html_path} · 退出码 exit code {report.status}（{words}）")
-    return report.status
+        print(outcome.summary or f"检查 check {args.file}：{outcome.why}")
+        if outcome.written:
+            names = "、".join(outcome.written[:5]) + ("……" if len(outcome.written) > 5 else "")
+            print(
+                f"\n你的代码写了 {len(outcome.written)} 个文件 files written：{names}"
+                "（在它自己的临时文件夹里，检查完已删除 in its scratch folder, removed）"
+            )
+        words = EXIT_WORDS.get(outcome.status, "")
+        where = f"网页 HTML：{html_path} · " if outcome.page else ""
+        print(f"\n{where}退出码 exit code {outcome.status}（{words}）")
+    return outcome.status
 
 
 def write_template(path: Path, trained: bool = False) -> int:
