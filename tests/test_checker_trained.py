@@ -37,7 +37,11 @@ def test_a_correct_file_in_another_style_passes_every_property():
 
 @pytest.mark.parametrize(
     "mistake, cls, words",
-    [("peek", "DecoderLayer", "因果"), ("tf_mask", "MultiHeadAttention", "mask 为 0")],
+    [
+        ("peek", "DecoderLayer", "因果"),
+        ("tf_mask", "MultiHeadAttention", "mask 为 0"),
+        ("cross_reads_decoder", "DecoderLayer", "交叉注意力读编码器的输出"),
+    ],
 )
 def test_a_slip_is_flagged_by_the_property_it_breaks(mistake, cls, words, monkeypatch):
     monkeypatch.setenv("LECTURE17_TORCH_MISTAKE", mistake)

@@ -1,6 +1,7 @@
 """Student torch layers with one slip each, chosen with `MISTAKE` (tests/test_checker_trained.py
 sets it before loading): "peek" (the decoder's look-ahead mask shows the next token too),
-"no_scale" (no 1/sqrt(d_k)), "tf_mask" (masks the keys the lecture keeps)."""
+"no_scale" (no 1/sqrt(d_k)), "tf_mask" (masks the keys the lecture keeps),
+"cross_reads_decoder" (cross-attention takes K, V from the decoder, not the memory)."""
 
 import math
 import os
@@ -60,5 +61,6 @@ class DecoderLayer(nn.Module):
             x = x + self.cross_attn(h, memory, memory, memory_mask)[0]
             return x + self.ffn(self.n3(x))
         x = self.n1(x + self.self_attn(x, x, x, causal)[0])
-        x = self.n2(x + self.cross_attn(x, memory, memory, memory_mask)[0])
+        kv = x if MISTAKE == "cross_reads_decoder" else memory
+        x = self.n2(x + self.cross_attn(x, kv, kv, None if kv is x else memory_mask)[0])
         return self.n3(x + self.ffn(x))

@@ -148,3 +148,7 @@ def _decoder(block, rand, prop) -> None:
         "memory 换顺序，输出不变（cross-attention）",
         _close(_out(block(x, memory[:, perm])), out),
     )
+    prop(
+        "交叉注意力读编码器的输出：memory 换成别的，输出跟着变 (cross-attention reads memory)",
+        not _close(_out(block(x, rand(2, 5, D_MODEL) * 3)), out),
+    )
