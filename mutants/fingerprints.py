@@ -9,8 +9,9 @@ files would be (`python -m lecture17 check`): a copy of `attention_numpy.py` wit
 reference (a student who wrote those). The claims each changes and the properties and
 conventions it breaks are its two fingerprints: writing more blocks changes which claims a
 mistake reaches (a student's own multi-head attention calls their own attention, a TensorFlow
-mask convention and all). `check` names the closest fingerprint to explain a flagged file;
-it never uses them to flag one. The campaign (`make mutants`) and the checker share this path
+mask convention and all). `check` names a mistake only for a flagged file whose blocks compute
+the mistake's numbers on the probe inputs (lecture17/checker/explain.py); the fingerprints say
+what each mistake breaks, and never flag a file. The campaign (`make mutants`) and the checker share this path
 for these mutants. A converter (`mha_params_from_torch`) and what goes beyond the lecture
 (`_attend_query_block` of tiled attention) stay the reference's: not student-facing.
 """
