@@ -11,11 +11,13 @@ machine; never asserted in a test.
 """
 
 import argparse
+import functools
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
+
+from lecture17.timing import timed
 
 ROOT = Path(__file__).resolve().parents[1]
 STUDENTS = ROOT / "tests" / "checker_files" / "students"
@@ -37,23 +39,10 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp) / "class"
         make_class(folder, args.files)
-        start = time.perf_counter()
-        done = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "lecture17",
-                "check",
-                "--grade",
-                folder,
-                "--out",
-                Path(tmp) / "out",
-            ],
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-        seconds = time.perf_counter() - start
+        command = [sys.executable, "-m", "lecture17", "check", "--grade", folder]
+        command += ["--out", Path(tmp) / "out"]
+        run = functools.partial(subprocess.run, command, capture_output=True, text=True)
+        done, seconds = timed(run)
     print(done.stdout[-2000:], done.stderr[-2000:])
     print(f"{args.files} 个文件 files: {seconds:.1f} s（退出码 exit {done.returncode}）")
     return done.returncode

@@ -11,9 +11,9 @@ conventions it breaks are its two fingerprints: writing more blocks changes whic
 mistake reaches (a student's own multi-head attention calls their own attention, a TensorFlow
 mask convention and all). `check` names a mistake only for a flagged file whose blocks compute
 the mistake's numbers on the probe inputs (lecture17/checker/explain.py); the fingerprints say
-what each mistake breaks, and never flag a file. The campaign (`make mutants`) and the checker share this path
-for these mutants. A converter (`mha_params_from_torch`) and what goes beyond the lecture
-(`_attend_query_block` of tiled attention) stay the reference's: not student-facing.
+what each mistake breaks, and never flag a file. The campaign (`make mutants`) and the checker
+share this path for these mutants. A converter (`mha_params_from_torch`) and what goes beyond
+the lecture (`_attend_query_block` of tiled attention) stay the reference's: not student-facing.
 """
 
 import ast

@@ -4,10 +4,9 @@ from pathlib import Path
 
 import numpy as np
 
-Path("/work/main/student_was_here.txt").write_text("student was here\n")
-
 # 仓库根目录：tests/checker_files/students/bad/ 往上四层
 REPO = Path(__file__).resolve().parents[4]
+(REPO / "student_was_here.txt").write_text("student was here\n")
 (REPO / "results").mkdir(parents=True, exist_ok=True)
 (REPO / "results" / "student_was_here.csv").write_text("student,was,here\n1,2,3\n")
 
