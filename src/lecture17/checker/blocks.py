@@ -207,6 +207,10 @@ class WrongShape(ValueError):
     """A student's block returned another shape (or number of arrays) than the lecture's."""
 
 
+class MissingArgument(TypeError):
+    """A property passed an argument of the lecture's block that the student's does not take."""
+
+
 def same_content(a, b) -> bool:
     """Whether `b` (the copy the student was given) still holds what `a` holds (NaN = NaN)."""
     if isinstance(a, dict):
@@ -229,6 +233,8 @@ def same_content(a, b) -> bool:
 def _shapes(result):
     if isinstance(result, tuple | list):
         return tuple(_shapes(r) for r in result)
+    if isinstance(result, int | float | np.number) or np.shape(result) == ():
+        return "一个数 a number"  # 4, np.int64(4) and np.array(4.0) alike
     return getattr(result, "shape", type(result).__name__)
 
 

@@ -158,6 +158,8 @@ def _target(conn, fn, args, output):
         result = ("ok", fn(*args))
     except StudentError as error:
         result = ("failed", error.failure)
+    except (SystemExit, KeyboardInterrupt) as error:  # the student's code left on purpose
+        result = ("failed", Failure("crash", f"{type(error).__name__}: {error}"))
     except MemoryError:
         result = ("failed", Failure("memory", f"MemoryError：超过内存上限 {MEMORY_LIMIT >> 30} GB"))
     except BaseException as error:  # noqa: BLE001 - reported, never raised in the parent

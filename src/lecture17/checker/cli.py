@@ -38,7 +38,9 @@ def add_arguments(parser) -> None:
         default=run_mod.TIMEOUT,
         help="seconds before a block's properties or a demo counts as hung",
     )
-    parser.add_argument("--only", nargs="+", metavar="BLOCK", help="check only these blocks")
+    parser.add_argument(
+        "--only", action="append", metavar="BLOCK", help="check only this block (repeatable)"
+    )
     parser.add_argument("--grade", type=Path, metavar="DIR", help="grade every file of DIR")
     parser.add_argument("--out", type=Path, help="with --grade: where the grades go")
     parser.add_argument("--points", type=Path, help="with --grade: points per block (YAML)")
@@ -118,9 +120,7 @@ def main(args) -> int:
             f"警告 warning：没有沙箱 no sandbox（{outcome.why}）；你的代码只是在临时文件夹里运行",
             file=sys.stderr,
         )
-    html_path = args.html or Path(
-        tempfile.gettempdir(), "lecture17-check", f"{args.file.stem}.html"
-    )
+    html_path = args.html or default_page(args.file)
     if outcome.page:
         html_path.parent.mkdir(parents=True, exist_ok=True)
         html_path.write_text(outcome.page, encoding="utf-8")
@@ -138,6 +138,17 @@ def main(args) -> int:
         where = f"网页 HTML：{html_path} · " if outcome.page else ""
         print(f"\n{where}退出码 exit code {outcome.status}（{words}）")
     return outcome.status
+
+
+def default_page(path: Path) -> Path:
+    """The page's default place: the user's own folder under the system's temporary folder,
+    named after the file and its full path (two my_blocks.py never share a page)."""
+    import getpass
+    import hashlib
+
+    where = hashlib.sha256(str(Path(path).resolve()).encode()).hexdigest()[:8]
+    folder = Path(tempfile.gettempdir(), f"lecture17-check-{getpass.getuser()}")
+    return folder / f"{Path(path).stem}-{where}.html"
 
 
 def write_template(path: Path, trained: bool = False) -> int:

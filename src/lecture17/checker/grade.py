@@ -84,7 +84,8 @@ def row_of(relative: Path, outcome: sandbox.Outcome, points: dict) -> dict:
 
 
 def grade(folder: Path, out: Path, timeout: float, points_path: Path | None = None) -> int:
-    """Grade every file of `folder` into `out`; 0 when every file ran, 2 on bad input."""
+    """Grade every file of `folder` into `out`: 0 once every file was checked (each file's own
+    exit code is in the grades), 2 on bad input (no file, a bad points table)."""
     try:
         points = points_table(points_path)
     except (OSError, ValueError) as error:

@@ -53,7 +53,11 @@ class Change:
 
 
 def precise(entry: dict) -> bool:
-    """Whether an entry's check reads a floating-point number exactly (a digit, an equality)."""
+    """Whether an entry is an exact reading of a floating-point number: an exact or
+    reconstructed claim whose check compares digits or an equality (the default, `digits`).
+    A machine-precision claim has its own bound, never loosened here."""
+    if entry.get("class") not in ("exact", "reconstructed"):
+        return False
     steps = entry.get("check") or [{"digits": {}}]
     return any(
         (next(iter(step)) if isinstance(step, dict) else step) in PRECISE_WORDS for step in steps
@@ -61,7 +65,8 @@ def precise(entry: dict) -> bool:
 
 
 def within_precision(a: dict, b: dict) -> bool:
-    """Whether two outcomes' numbers (name -> float or list) are the same up to rounding."""
+    """Whether two outcomes' numbers (name -> float or list) are the same up to rounding:
+    each within PRECISION of the other, relatively (a 0 only equals a 0)."""
     if a.keys() != b.keys() or not a:
         return False
     for name in a:
@@ -69,8 +74,8 @@ def within_precision(a: dict, b: dict) -> bool:
         y = np.asarray(b[name], dtype=float)
         if x.shape != y.shape or not np.array_equal(np.isnan(x), np.isnan(y)):
             return False
-        scale = np.maximum(np.abs(y), 1.0)
-        if np.any(np.abs(np.nan_to_num(x - y)) > PRECISION * scale):
+        gap = np.abs(np.nan_to_num(x - y))
+        if np.any(gap > PRECISION * np.abs(np.nan_to_num(y))):
             return False
     return True
 

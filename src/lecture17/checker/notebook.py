@@ -32,13 +32,36 @@ def to_python(path: Path, out: Path) -> tuple[Path, list, list[str]]:
         if first.startswith("%%") and not first.startswith(KEPT_CELL_MAGICS):
             notes.append(f"cell {k}：{first.split()[0]} 的单元格不是 Python，跳过 skipped")
             continue
+        depth, continued = 0, False  # inside brackets, or after a backslash: one statement
         for m, line in enumerate(source, 1):
             body = line.lstrip()
-            if body.startswith(("%", "!")):
+            if depth == 0 and not continued and body.startswith(("%", "!")):
                 notes.append(f"cell {k}, line {m}：{body.strip()[:60]}（魔法命令 magic，跳过）")
                 line = line[: len(line) - len(body)] + "pass"
+            else:
+                depth = _open_after(line, depth)
+            continued = line.rstrip().endswith("\\")
             lines.append(line)
             where.append((k, m))
     out = Path(out)
     out.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return out, where, notes
+
+
+def _open_after(line: str, depth: int) -> int:
+    """Open brackets after `line` (strings and comments skipped): a line that starts inside
+    brackets is never a magic (`x = (a` then `% b)`)."""
+    quote = ""
+    for i, ch in enumerate(line):
+        if quote:
+            if ch == quote and (i == 0 or line[i - 1] != "\\"):
+                quote = ""
+        elif ch in "'\"":
+            quote = ch
+        elif ch == "#":
+            break
+        elif ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth = max(0, depth - 1)
+    return depth

@@ -174,16 +174,26 @@ def _probe_inputs(block):
         "count_mha_params": [(1,), (8,), (512,)],
         "positional_encoding": [(9, 8), (5, 4)],
         "relative_shift_matrix": [(1, 8), (3, 4)],
-        "feed_forward": [(x, ffn_params(8, 16, rng))],
-        "layer_norm": [(2 * x, *norm_params(8, rng).values())],
-        "encoder_layer_forward": [(x, layer, 2, None, False), (x, layer, 2, None, True)],
+        "feed_forward": [(x, ffn := ffn_params(8, 16, rng)), (x[0], ffn)],
+        "layer_norm": [(2 * x, *(norm := norm_params(8, rng).values())), (2 * x[0], *norm)],
+        "encoder_layer_forward": [
+            (x, layer, 2, None, False),
+            (x, layer, 2, None, True),
+            (x[0], layer, 2, None, False),
+        ],
         "create_look_ahead_mask": [(5,)],
         "create_padding_mask": [(np.array([[3, 4, 0, 0], [5, 0, 0, 0]]),)],
         "decoder_layer_forward": [
             (x, memory, decoder, 2, mask5, None, False),
             (x, memory, decoder, 2, mask5, None, True),
+            (x[0], memory[0], decoder, 2, mask5, None, False),
         ],
     }[block]
+
+
+def probe_count(block: str) -> int:
+    """How many inputs a block's probe calls it on."""
+    return len(_probe_inputs(block))
 
 
 def probe(block: str, fn) -> list | None:

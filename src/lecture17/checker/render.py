@@ -10,7 +10,7 @@ student's code printed, one line per distinct crash with its count, and the demo
 because a block they need hung or crashed. In Chinese, each English term once (its first use).
 
 Long on purpose: three renderings (terminal, JSON, HTML) of one report, which share what a
-block's row, a changed claim and the closest mistake say.
+block's row, a changed claim and a cause say.
 """
 
 import html
@@ -139,7 +139,7 @@ def _problems(report: Report) -> list[str]:
             out.append(f"✗ {name} · 性质不成立：{prop.text}")
             out.append(f"    最小的反例 smallest input：{prop.size_text(size)} — {seen}")
         for seen, found in crashed.items():
-            out.append(f"✗ {name} · {len(found)} 条性质 properties 都在这里崩溃 crash：{seen}")
+            out.append(f"✗ {name} · {len(found)} 条性质 properties 在这里崩溃 crash：{seen}")
         if block.failure:
             out.append(
                 f"✗ {name} · 检查性质时 while checking its properties · "
@@ -169,14 +169,17 @@ def _problems(report: Report) -> list[str]:
 
 def printed_lines(report: Report) -> list[str]:
     """What the student's code printed, per phase and block: the first lines, then a count."""
-    out = []
+    same: dict = {}  # a print at import shows in every child: once, with where
     for where, shown in report.printed.items():
-        if not shown.total:
-            continue
-        out.append(f"  {where} 打印了 printed {shown.total} 行 lines：")
-        out += [f"    | {line}" for line in shown.lines]
-        if shown.total > len(shown.lines):
-            out.append(f"    | ……（还有 {shown.total - len(shown.lines)} 行 more）")
+        if shown.total:
+            same.setdefault((tuple(shown.lines), shown.total), []).append(where)
+    out = []
+    for (lines, total), places in same.items():
+        where = places[0] if len(places) == 1 else f"{len(places)} 处 places（{'、'.join(places)}）"
+        out.append(f"  {where}各打印了 printed {total} 行 lines：")
+        out += [f"    | {line}" for line in lines]
+        if total > len(lines):
+            out.append(f"    | ……（还有 {total - len(lines)} 行 more）")
     return ["", "你的代码打印的 your code printed：", *out] if out else []
 
 
@@ -424,10 +427,3 @@ def page(report: Report) -> str:
             )
         parts.append("</table></div></details>")
     return "\n".join([*parts, "</body></html>"])
-
-
-def write_page(report: Report, path: Path) -> Path:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(page(report), encoding="utf-8")
-    return path

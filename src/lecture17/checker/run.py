@@ -7,8 +7,9 @@ load, or a block's signature is not the lecture's); 3 no block was replaced (an 
 template must not pass an autograder).
 
 Three phases, each in forked children (child.py): loading the file, each block's properties,
-each demo that reaches a replaced block. A block that hangs or crashes in its properties is
-not run in the demos: the demos that reach it are skipped and listed (`Report.skipped_for`).
+each demo that reaches a replaced block. A block whose properties' child hangs (or dies) is
+not run in the demos: the demos that reach it are skipped and listed (`Report.skipped_for`);
+a block that raises on some inputs runs in the demos, whose crashes say where.
 What the student's code printed comes back per phase and block (`Report.printed`).
 """
 
@@ -208,10 +209,6 @@ def _adapters(block) -> list:
     from lecture17.checker.conventions import ADAPTERS
 
     return [ADAPTERS[c] for c in block.conventions if c in ADAPTERS]
-
-
-def replaced_blocks_text(report: Report) -> str:
-    return "、".join(report.replaced) or "—"
 
 
 __all__ = ["Report", "check", "flagged_blocks"]

@@ -1,24 +1,26 @@
-"""Where a student's code runs: a scratch folder of its own, in a bubblewrap sandbox.
+"""Where a student's code runs: a bubblewrap sandbox with nothing of the machine's to write.
 
 `python -m lecture17 check FILE` runs the whole check of one file (run.check and the forked
-children it starts) in a child process, `python -m lecture17.checker.sandbox`, inside
-Debian's bubblewrap (`bwrap`):
-- the whole filesystem read-only (--ro-bind / /), the checkout, $HOME and /tmp included;
-- a scratch folder, made for this file, the one writable place: its work/ is the working
-  directory and $HOME, its .checker/ holds the checker's temporary files and reports;
-- no network (--unshare-net);
-- its own process ids (--unshare-pid, --die-with-parent): nothing it starts outlives it.
-Each forked child adds a memory and a file-size limit (child.py). The sandboxed process writes
-the summary, the JSON and the page into the scratch folder's out/; this side reads them as
-text and JSON (never unpickles what the student's code could have touched), copies the page
-where it belongs and removes the scratch folder. The student's code cannot write outside the
-scratch folder, so `results/`, `report/` and the user's files are what they were; the files
-it left in work/ are listed to the student (`Outcome.written`) and removed with the folder.
+children it starts) in a child process, `python -m lecture17.checker.sandbox`, inside Debian's
+bubblewrap (`bwrap`, `command`):
+- the whole filesystem read-only (--ro-bind / /), the checkout and $HOME included;
+- /tmp, /run and /dev/shm fresh, size-limited tmpfs: host sockets there are out of sight, and
+  the student's working directory and $HOME (/tmp/work) and the checker's temporary files
+  (/tmp/checker) live in memory, gone when the check ends;
+- the student's file and the .py files beside it (its helpers) bound read-only;
+- no network (--unshare-net), no capabilities in a user namespace of its own (--unshare-user
+  --cap-drop ALL: root cannot remount), its own process ids (--unshare-pid, --die-with-parent:
+  nothing it starts outlives it), a new terminal session and no stdin (no keystrokes pushed
+  into the user's terminal), an environment of a few named variables (ENVIRONMENT).
+Each forked child adds a memory and a file-size limit (child.py). Nothing is written to the
+machine's disk: the sandboxed process prints its one result line (RESULT, then JSON: the
+summary, the report, the page, the files the student's code left) on its standard output,
+which this side reads as JSON, never as a pickle.
 
 Where bwrap is missing or refused (a container without user namespaces), `available()` says
-why: the check goes on with the scratch folder as the working directory only, and says so.
-The sandbox protects the machine, not the grade: a file written to fool the checker can make
-its own summary say anything (docs/CHECK.md).
+why and the check goes on without it, in a temporary working folder of its own, and says so;
+LECTURE17_REQUIRE_SANDBOX=1 (CI) makes that an error. The sandbox protects the machine, not
+the grade: a file written to fool the checker can make its own summary say anything.
 """
 
 import argparse
@@ -34,8 +36,14 @@ from pathlib import Path
 
 OVERALL = 20  # the sandboxed check's limit, in per-call timeouts
 SUFFIXES = (".py", ".ipynb")  # what a student may hand in
-# CI sets it: no check runs outside bubblewrap
-REQUIRED = os.environ.get("LECTURE17_REQUIRE_SANDBOX") == "1"
+REQUIRED = os.environ.get("LECTURE17_REQUIRE_SANDBOX") == "1"  # CI: no check outside bwrap
+RESULT = "LECTURE17-CHECK-RESULT "  # the sandboxed process's one line of result
+TMP_SIZE = 512 * 2**20  # bytes of /tmp (the student's work folder and the checker's files)
+SMALL_SIZE = 64 * 2**20  # bytes of /run and /dev/shm
+HELPERS = 200  # at most this many .py files beside the student's are bound (its helpers)
+# what the sandboxed check sees of the environment (plus LECTURE17_*)
+ENVIRONMENT = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "PYTHONPATH", "VIRTUAL_ENV")
+ENVIRONMENT += ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 
 
 @dataclass
@@ -48,7 +56,23 @@ class Outcome:
     page: str = ""  # the HTML page
     contained: bool = True  # False: bwrap was missing or refused (warning)
     why: str = ""  # why not contained, or why no report came back
-    written: list = field(default_factory=list)  # files the student's code left in work/
+    written: list = field(default_factory=list)  # files the student's code left (removed)
+
+
+def _isolation() -> list[str]:
+    return [
+        "--ro-bind", "/", "/",
+        "--dev", "/dev",
+        "--proc", "/proc",
+        "--size", str(TMP_SIZE), "--tmpfs", "/tmp",
+        "--size", str(SMALL_SIZE), "--tmpfs", "/run",
+        "--size", str(SMALL_SIZE), "--tmpfs", "/dev/shm",
+        "--unshare-user", "--cap-drop", "ALL",
+        "--unshare-net",
+        "--unshare-pid",
+        "--new-session",
+        "--die-with-parent",
+    ]  # fmt: skip
 
 
 @lru_cache(maxsize=1)
@@ -58,41 +82,48 @@ def available() -> str:
     if not bwrap:
         return "没有 bubblewrap（bwrap）：apt-get install bubblewrap"
     probe = subprocess.run(
-        [bwrap, "--ro-bind", "/", "/", "--unshare-net", "--", "true"],
+        [bwrap, *_isolation(), "--", "true"],
         capture_output=True,
         text=True,
+        stdin=subprocess.DEVNULL,
         check=False,
     )
     if probe.returncode:
-        return f"bwrap 不能用 refused: {probe.stderr.strip().splitlines()[-1:] or probe.returncode}"
+        last = (probe.stderr.strip().splitlines() or [f"exit {probe.returncode}"])[-1]
+        return f"bwrap 不能用 refused: {last}"
     return ""
 
 
-def command(inner: list[str], scratch: Path) -> list[str]:
-    """`inner` wrapped in bwrap: read-only system, `scratch` the one writable folder."""
-    scratch = str(Path(scratch).resolve())
+def student_files(path: Path) -> list[Path]:
+    """The student's file and the .py files beside it (what it may import), resolved."""
+    path = Path(path).resolve()
+    beside = sorted(p.resolve() for p in path.parent.glob("*.py") if p.is_file())
+    return [path, *[p for p in beside if p != path][:HELPERS]]
+
+
+def command(inner: list[str], path: Path) -> list[str]:
+    """`inner` wrapped in bwrap, the student's files bound read-only at their own paths."""
+    binds = [arg for p in student_files(path) for arg in ("--ro-bind", str(p), str(p))]
     return [
         shutil.which("bwrap") or "bwrap",
-        "--ro-bind", "/", "/",
-        "--dev", "/dev",
-        "--proc", "/proc",
-        "--bind", scratch, scratch,
-        "--unshare-net",
-        "--unshare-pid",
-        "--die-with-parent",
-        "--chdir", f"{scratch}/work",
+        *_isolation(),
+        *binds,
+        "--dir", "/tmp/work",
+        "--dir", "/tmp/checker",
+        "--chdir", "/tmp/work",
         "--",
         *inner,
     ]  # fmt: skip
 
 
-def environment(scratch: Path) -> dict:
-    """The sandboxed check's environment: $HOME the work folder, temporary files the checker's."""
-    return {
-        **os.environ,
-        "HOME": str(scratch / "work"),
-        "TMPDIR": str(scratch / ".checker" / "tmp"),
-        "MPLCONFIGDIR": str(scratch / ".checker" / "matplotlib"),
+def environment(root: Path) -> dict:
+    """The check's environment: a few named variables; $HOME the work folder, temporary files
+    the checker's folder (`root`: /tmp in the sandbox, a temporary folder without it)."""
+    kept = {k: v for k, v in os.environ.items() if k in ENVIRONMENT or k.startswith("LECTURE17_")}
+    return kept | {
+        "HOME": str(root / "work"),
+        "TMPDIR": str(root / "checker"),
+        "MPLCONFIGDIR": str(root / "checker" / "matplotlib"),
         "PYTHONDONTWRITEBYTECODE": "1",
     }
 
@@ -103,20 +134,21 @@ def check_file(path: Path, timeout: float, only=None, require: bool = False) -> 
     why = available()
     if why and require:
         raise RuntimeError(f"LECTURE17_REQUIRE_SANDBOX=1 但是 {why}")
-    scratch = Path(tempfile.mkdtemp(prefix="lecture17-student-")).resolve()
-    for folder in ("work", ".checker/tmp", ".checker/out"):
-        (scratch / folder).mkdir(parents=True)
-    out = scratch / ".checker" / "out"
+    host = None if not why else Path(tempfile.mkdtemp(prefix="lecture17-student-")).resolve()
+    root = host or Path("/tmp")
     try:
         inner = [sys.executable, "-m", "lecture17.checker.sandbox", str(Path(path).resolve())]
-        inner += ["--out", str(out), "--timeout", str(timeout)]
-        inner += ["--only", *only] if only else []
-        argv = inner if why else command(inner, scratch)
+        inner += ["--root", str(root), "--timeout", str(timeout)]
+        inner += [arg for block in only or [] for arg in ("--only", block)]
+        if host:
+            for folder in ("work", "checker"):
+                (host / folder).mkdir()
         try:
             done = subprocess.run(
-                argv,
-                cwd=scratch / "work",
-                env=environment(scratch),
+                command(inner, path) if not host else inner,
+                cwd=root / "work" if host else None,
+                env=environment(root),
+                stdin=subprocess.DEVNULL,
                 capture_output=True,
                 text=True,
                 errors="replace",
@@ -124,61 +156,75 @@ def check_file(path: Path, timeout: float, only=None, require: bool = False) -> 
                 check=False,
             )
         except subprocess.TimeoutExpired:
-            return Outcome(1, why=f"整个检查超过 {OVERALL * timeout + 60:g} 秒", contained=not why)
-        outcome = _read(out, done, why)
-        outcome.written = sorted(
-            os.path.relpath(p, scratch / "work")
-            for p in scratch.rglob("*")
-            if p.is_file() and ".checker" not in p.relative_to(scratch).parts
-        )
-        if isinstance(outcome.data, dict):
-            outcome.data["written"] = outcome.written
-        return outcome
+            limit = OVERALL * timeout + 60
+            return Outcome(1, why=f"整个检查超过 {limit:g} 秒", contained=not why)
+        return _read(done, why)
     finally:
-        shutil.rmtree(scratch, ignore_errors=True)
+        if host:
+            shutil.rmtree(host, ignore_errors=True)
 
 
-def _read(out: Path, done, why: str) -> Outcome:
+def _read(done, why: str) -> Outcome:
+    lines = [line for line in done.stdout.splitlines() if line.startswith(RESULT)]
     try:
-        data = json.loads((out / "report.json").read_text(encoding="utf-8"))
-        summary = (out / "summary.txt").read_text(encoding="utf-8")
-        page = (out / "page.html").read_text(encoding="utf-8")
-    except (OSError, ValueError):
+        bundle = json.loads(lines[-1][len(RESULT) :])
+        data = bundle["report"]
+        outcome = Outcome(int(data["exit"]), bundle["summary"], data, bundle["page"])
+        outcome.written = [str(w) for w in bundle.get("written", [])]
+    except (IndexError, KeyError, TypeError, ValueError):
         tail = (done.stderr or done.stdout or "").strip().splitlines()[-3:]
-        return Outcome(1, why="检查没有留下报告 no report: " + " / ".join(tail), contained=not why)
-    status = data.get("exit", 1) if isinstance(data, dict) else 1
-    return Outcome(int(status), summary, data, page, contained=not why, why=why)
+        text = "检查没有留下报告 no report: " + " / ".join(tail)
+        return Outcome(1, text, {"schema": None, "exit": 1, "error": text}, why=text)
+    outcome.contained, outcome.why = not why, why
+    return outcome
+
+
+def _written(root: Path, students: list[Path]) -> list[str]:
+    """What the student's code left under `root`, relative to its work folder."""
+    own = {str(p) for p in students}
+    return sorted(
+        os.path.relpath(p, root / "work")
+        for p in root.rglob("*")
+        if p.is_file() and not p.is_symlink()
+        and "checker" != p.relative_to(root).parts[0]
+        and str(p) not in own
+    )  # fmt: skip
 
 
 def main(argv=None) -> int:
-    """Inside the sandbox: check the file, write summary.txt, report.json and page.html."""
+    """Inside the sandbox: check the file, print one RESULT line with everything it found."""
     p = argparse.ArgumentParser(prog="python -m lecture17.checker.sandbox")
     p.add_argument("file", type=Path)
-    p.add_argument("--out", type=Path, required=True)
+    p.add_argument("--root", type=Path, required=True)
     p.add_argument("--timeout", type=float, required=True)
-    p.add_argument("--only", nargs="*")
+    p.add_argument("--only", action="append")
     args = p.parse_args(argv)
     from lecture17.checker import child, notebook, render, run
 
-    args.out.mkdir(parents=True, exist_ok=True)
     path, notes = args.file, []
+    sys.path.insert(0, str(args.file.parent))  # its helpers, also for a notebook
     if path.suffix == ".ipynb":
-        code = args.out.parent / f"{path.stem}.py"  # in .checker/, not the student's work/
+        code = args.root / "checker" / f"{path.stem}.py"
         try:
             code, where, notes = notebook.to_python(path, code)
         except ValueError as error:
-            (args.out / "summary.txt").write_text(f"检查 check {path}：{error}", encoding="utf-8")
             data = {"schema": render.SCHEMA, "file": str(path), "exit": run.UNUSABLE}
-            (args.out / "report.json").write_text(json.dumps(data), encoding="utf-8")
-            (args.out / "page.html").write_text("", encoding="utf-8")
+            bundle = {"summary": f"检查 check {path}：{error}", "report": data, "page": ""}
+            print(RESULT + json.dumps(bundle, ensure_ascii=False))
             return 0
         child.NOTEBOOK_LINES[str(code.resolve())] = where
         path = code
     report = run.check(path, timeout=args.timeout, only=args.only)
     report.path, report.notes = args.file, notes
-    (args.out / "summary.txt").write_text("\n".join(render.lines(report)), encoding="utf-8")
-    (args.out / "report.json").write_text(render.json_text(report), encoding="utf-8")
-    (args.out / "page.html").write_text(render.page(report), encoding="utf-8")
+    data = render.as_json(report)
+    data["written"] = _written(args.root, student_files(args.file))
+    bundle = {
+        "summary": "\n".join(render.lines(report)),
+        "report": data,
+        "page": render.page(report),
+        "written": data["written"],
+    }
+    print(RESULT + json.dumps(bundle, ensure_ascii=False))
     return 0
 
 

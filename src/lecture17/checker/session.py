@@ -85,9 +85,9 @@ def block_properties(path: Path, name: str) -> BlockResult:
             except NotImplementedError:
                 result.implemented = False
                 return result
-            except blocks_mod.WrongShape as error:
+            except (blocks_mod.WrongShape, blocks_mod.MissingArgument) as error:
                 seen = str(error)
-            except Exception as error:  # noqa: BLE001 - the student's block crashed
+            except (Exception, SystemExit, KeyboardInterrupt) as error:  # noqa: BLE001 - theirs
                 failure = child.where(error, path, "crash")
                 seen = f"崩溃 crashed: {failure.text}" + (
                     f"（{failure.place}：{failure.source.strip()}）" if failure.line else ""
@@ -119,10 +119,15 @@ def _strict(swap):
     a property must test the student's code, or say that it could not."""
 
     def call(*args, **kwargs):
-        before = swap.fallbacks.get("NotImplementedError", 0)
+        before = dict(swap.fallbacks)
         result = swap(*args, **kwargs)
-        if swap.fallbacks.get("NotImplementedError", 0) != before:
+        new = [why for why, n in swap.fallbacks.items() if n != before.get(why, 0)]
+        if "NotImplementedError" in new:
             raise NotImplementedError
+        if new:  # an argument the student's function does not take: the lecture's block does
+            raise blocks_mod.MissingArgument(
+                f"你的 {swap.name} 不接受{new[0]}（讲义的有），这条性质在你的函数上测不了"
+            )
         return result
 
     call.swap = swap  # what a property reads of the calls (blocks.Swap.mutated)
@@ -145,7 +150,7 @@ def run_demo(path: Path, demo: str, spec: dict, scratch: Path, swaps_for: dict) 
             run_job(demo, spec["settings"], seed, point, Path(out))
     except blocks_mod.WrongShape as error:
         raise child.StudentError(child.where(error, path, "shape")) from None
-    except Exception as error:  # noqa: BLE001 - the student's code crashed in this demo
+    except (Exception, SystemExit, KeyboardInterrupt) as error:  # noqa: BLE001 - theirs
         raise child.StudentError(child.where(error, path, "crash")) from None
     return {
         "calls": {n: s.calls for n, s in swaps.items()},
