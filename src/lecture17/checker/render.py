@@ -15,7 +15,6 @@ block's row, a changed claim and a cause say.
 
 import html
 import json
-from pathlib import Path
 
 from lecture17.checker import blocks as blocks_mod
 from lecture17.checker import properties as props
