@@ -25,8 +25,16 @@ def tracked_text_files() -> list:
     names = subprocess.run(
         ["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True
     ).stdout.splitlines()
-    keep = [n for n in names if n.endswith(TEXT) or n in ("Makefile", "Snakefile", ".ci/run")]
+    keep = [n for n in names if n.endswith(TEXT) or n in ("Makefile", "Snakefile")]
     return [ROOT / n for n in keep if not n.startswith("report/reference/")]
+
+
+def test_ci_looks_outside_only_for_the_lectures_text_and_only_when_it_is_there():
+    """.ci/run is the one file that may read beside the clone: the lecture's text, guarded."""
+    lines = (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+    outside = [line.strip() for line in lines if OUTSIDE.search(line)]
+    assert outside and all("/lecture17" in line for line in outside), outside
+    assert any(line.startswith("if [ -f ") for line in outside), outside
 
 
 def test_no_tracked_file_refers_to_a_path_outside_the_repository():
