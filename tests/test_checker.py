@@ -443,6 +443,8 @@ def test_a_catalogued_mistake_is_flagged_without_the_catalogue_and_named_with_it
     named = check(path)
     assert named.status == BROKE and mutant.name in [c.mistake.name for c in named.causes]
     assert named.marks == blind.marks
+    row = next(m for m in FINGERPRINT_ROWS if m.name == mutant.name)
+    assert set(row.block.split()) & set(run.flagged_blocks(named))  # flagged with its block
 
 
 @pytest.mark.slow
@@ -477,6 +479,10 @@ def test_a_mistake_outside_the_catalogue_is_flagged_and_never_misnamed(mistake, 
     name, function, old, new, _ = mistake
     report = check(patched(tmp_path, name, function, old, new))
     assert report.status == BROKE
+    variant = next((v for v in explain.VARIANTS if v.name == name), None)
+    if variant:  # flagged with its block, and, being a known variant, explained as itself
+        assert set(variant.block.split()) & set(run.flagged_blocks(report))
+        assert name in [c.mistake.name for c in report.causes]
     wrong = [c.mistake.name for c in report.causes if c.mistake.name != name]
     assert not wrong, f"{name} explained as {wrong}"
 

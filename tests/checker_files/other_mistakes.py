@@ -1,11 +1,10 @@
-"""Mistakes that are NOT in the catalogue (mutants/catalogue.py), for the checker's threshold.
+"""Mistakes that are NOT in the catalogue (mutants/catalogue.py), as patches of attention_numpy.py.
 
-`python -m lecture17 check` names a catalogued mistake only when a flagged file's fingerprint
-is close enough (checker/judge.py, THRESHOLD). The threshold is chosen on these: each is a
-plausible slip a student makes in a block of the lecture, written as a patch of
-attention_numpy.py like the catalogue's, and none may be named as a catalogued one — while
-every one of them must still be flagged (the claims and properties detect; the catalogue only
-explains). tests/test_checker.py runs them.
+Each is a plausible slip a student makes in a block of the lecture. `python -m lecture17 check`
+must flag every one of them (the claims and properties detect; the catalogue only explains),
+and a cause it names must be one the file computes: each is also one of the simple variants
+of checker/explain.py (VARIANTS), so the check names it as itself, shown on the probe inputs,
+and never as another mistake. tests/test_checker.py runs them (all with CHECK_ALL=1).
 """
 
 # (name, function, old, new, the mistake)
