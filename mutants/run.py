@@ -85,9 +85,17 @@ RESULTS = ROOT / "mutants" / "results.csv"
 WORK = Path(os.environ.get("LECTURE17_MUTANTS_WORK", ROOT / ".mutants-work"))
 TRACE = ".mutants-trace"  # in a build folder: one JSON per job, the functions it called
 DONE = ".mutants-build.json"  # in a build folder: written when its build finished
-# what a build reads: a change here builds a new control
-KEYED = ("Snakefile", "config/", "report/ledger/", "report/views/")
-KEYED += ("src/", "workflow/", "mutants/protocol.py", "mutants/protocol.yaml", "mutants/trace/")
+# What a control's tables and verdicts are made from: a change here builds a new control. The
+# workflow, the settings, the ledger and views its claims read, the protocol and the tracing,
+# and the code its jobs run: the closure (pipeline.deps) of the job runner, the aggregation,
+# the recordings and every experiments module, and the command line that dispatches them. The
+# checker, the report's words and figures and the diff are not in it (they read the tables a
+# control made, with the code of the process that reads them): editing them keeps the control.
+KEYED = ("Snakefile", "config/", "report/ledger/", "report/views/", "workflow/")
+KEYED += ("mutants/protocol.py", "mutants/protocol.yaml", "mutants/trace/")
+TABLE_CODE = ("lecture17.pipeline.job", "lecture17.pipeline.warm", "lecture17.pipeline.aggregate")
+TABLE_CODE += ("lecture17.pipeline.record", "lecture17.pipeline.recorded", "lecture17.scripts")
+TABLE_CODE += ("lecture17.pipeline.stopping", "lecture17.pipeline.csvio")
 # the tests of each mutated module (the fast, mirrored ones: tests/test_<module>.py,
 # tests/experiments/test_<module>.py)
 TESTS = {
@@ -123,9 +131,20 @@ def repository_files(root: Path = ROOT) -> list[str]:
     return sorted(name for name in listed if Path(root, name).is_file())
 
 
+def keyed_files(root: Path = ROOT) -> list[str]:
+    """The files a control's tables are made from (KEYED, TABLE_CODE), relative to `root`."""
+    from lecture17.experiments import DEMOS
+    from lecture17.pipeline.deps import code_inputs
+
+    experiments = sorted({f"lecture17.experiments.{d.module}" for d in DEMOS.values()})
+    code = set(code_inputs(*TABLE_CODE, *experiments, root=root))
+    code.add("src/lecture17/__main__.py")
+    return [n for n in repository_files(root) if n.startswith(KEYED) or n in code]
+
+
 def build_key(root: Path = ROOT) -> str:
-    """sha256 of everything a build reads (KEYED): the control's cache key."""
-    return digest(root, [n for n in repository_files(root) if n.startswith(KEYED)])
+    """sha256 of everything a control's tables are made from: its cache key."""
+    return digest(root, keyed_files(root))
 
 
 def copy_repository(dest: Path, root: Path = ROOT) -> Path:

@@ -749,3 +749,30 @@ def test_the_files_changed_since_a_rows_code_are_named_when_few_and_counted_when
     many = [f"src/m{i}.py" for i in range(table.LISTED + 40)]
     assert table.changed_words(many).startswith(f"src/ 的 {len(many)} 个文件")
     assert "m3.py" not in table.changed_words(many)
+
+
+def test_the_control_is_keyed_by_what_its_tables_are_made_from():
+    """Editing the checker, the report's words or the diff keeps a cached control (check
+    --trained waits for none); the code a job runs, the settings and the ledger are keyed."""
+    keyed = set(run.keyed_files())
+    for made_from in (
+        "src/lecture17/tiny_transformer.py",
+        "src/lecture17/training.py",
+        "src/lecture17/attention_numpy.py",
+        "src/lecture17/experiments/transformer_vs_rnn.py",
+        "src/lecture17/pipeline/aggregate.py",
+        "config/config.yaml",
+        "mutants/protocol.yaml",
+        "Snakefile",
+    ):
+        assert made_from in keyed, made_from
+    assert any(n.startswith("report/ledger/") for n in keyed)
+    for read_only in (
+        "src/lecture17/checker/render.py",
+        "src/lecture17/checker/sandbox.py",
+        "src/lecture17/reporting/page.py",
+        "src/lecture17/reporting/diff.py",
+        "tests/test_mutants.py",
+        "docs/CHECK.md",
+    ):
+        assert read_only not in keyed, read_only
