@@ -203,3 +203,23 @@ def test_the_gpu_tables_and_figure_say_what_to_notice_from_their_cells():
     assert figure.get("machine_dependent")  # a timing: where a diff of two reports skips
     assert "要模型够宽才显现" in notice.line(figure, wide_wins)
     assert "要模型够宽才显现" not in notice.line(figure, never)
+
+
+def test_mirror_plus_one_is_the_word_the_decoder_has_just_read():
+    """§9.4: output step t < L of the reversal copies source position L − 1 − t (the mirror);
+    the decoder's input at step t is the previous output, the source word at mirror + 1. So
+    an attention peak at mirror + 1 sits on the word just read, never the next one to output:
+    the words say that, pinned here on the task itself."""
+    import torch
+
+    from lecture17.tasks import reversal_batch
+
+    src, tgt_in, tgt_out = reversal_batch(torch.Generator().manual_seed(0), 4, 6)
+    L = src.shape[1]
+    for t in range(1, L):
+        mirror = L - 1 - t
+        assert torch.equal(tgt_out[:, t], src[:, mirror])  # the word to output
+        assert torch.equal(tgt_in[:, t], src[:, mirror + 1])  # the word just read
+    text = (ROOT / "report" / "views" / "05.yaml").read_text(encoding="utf-8")
+    said = [line for line in text.splitlines() if "镜像 +1，也就是" in line]
+    assert said and all("刚读进" in line and "下一个要输出" not in line for line in said)
