@@ -158,11 +158,14 @@ def write_template(path: Path, trained: bool = False) -> int:
         print(f"检查 check: {path} 已经存在，不覆盖 exists, not overwritten", file=sys.stderr)
         return run_mod.UNUSABLE
     path.write_text((trained_template if trained else template)(path.name), encoding="utf-8")
-    flag = " --trained" if trained else ""
-    print(
-        f"模板 template → {path}：把每个 raise NotImplementedError 换成你的实现，"
-        f"再运行 python -m lecture17 check{flag} {path}"
-    )
+    then = f"再运行 python -m lecture17 check {path}"
+    if trained:  # the build is minutes, the first one longer: say so before it starts
+        then = (
+            f"先运行 python -m lecture17 check --trained --no-build {path}（只看性质，几秒）；"
+            f"去掉 --no-build 会在缩短的协议上重跑训练的演示（约 7 分钟；这台机器上第一次要先建"
+            "对照，2 核约 20–30 分钟）"
+        )
+    print(f"模板 template → {path}：把每个 raise NotImplementedError 换成你的实现，{then}")
     return 0
 
 
