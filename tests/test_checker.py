@@ -901,7 +901,7 @@ def test_a_class_is_graded_into_a_csv_a_json_and_a_page_per_file(tmp_path, untou
     assert pages == {"alice__my_blocks.py.html", "bob__my_blocks.py.html", "carol.ipynb.html"}
     assert all((out / p).is_file() for p in pages)
     index = (out / "index.html").read_text(encoding="utf-8")
-    assert "layer_norm" in index and "layer_norm_gamma_beta_swapped" in index
+    assert "layer_norm" in index and "γ 和 β 对调" in index  # the mistake in words
 
 
 def test_a_points_table_with_an_unknown_block_is_refused_before_any_file(tmp_path):

@@ -26,7 +26,7 @@ from lecture17.checker.property_base import (
 def softmax_sums_to_one(fn, n):
     x = rng_for(n).normal(0, 2, (n, n))
     sums = np.asarray(fn(x)).sum(axis=-1)
-    return "" if close(sums, np.ones(n)) else f"每行的和 row sums {np.round(sums, 4)}"
+    return "" if close(sums, np.ones(n)) else "每行的和：" + gap(sums, np.ones(n), ("和", "应为"))
 
 
 def softmax_sums_to_one_float32(fn, n):
@@ -69,7 +69,8 @@ def sdpa_matches(fn, size):
 def sdpa_rows_sum_to_one(fn, size):
     Q, K, V = qkv(size)
     sums = np.asarray(fn(Q, K, V)[1]).sum(axis=-1)
-    return "" if close(sums, np.ones(len(Q))) else f"权重每行的和 row sums {np.round(sums, 4)}"
+    ones = np.ones(len(Q))
+    return "" if close(sums, ones) else "权重每行的和：" + gap(sums, ones, ("和", "应为"))
 
 
 def sdpa_output_is_weighted_values(fn, size):
@@ -86,10 +87,14 @@ def sdpa_permutation_equivariant(fn, size):
     Q, K, V = qkv(size)
     perm_q, perm_k = np.roll(np.arange(len(Q)), 1), np.roll(np.arange(len(K)), 1)
     out = np.asarray(fn(Q, K, V)[0])
-    if not close(fn(Q[perm_q], K, V)[0], out[perm_q]):
-        return "把 query 的行换个顺序，输出的行没有跟着换"
-    if not close(fn(Q, K[perm_k], V[perm_k])[0], out):
-        return "把 key 和 value 的行一起换个顺序，输出变了"
+    moved = np.asarray(fn(Q[perm_q], K, V)[0])
+    if not close(moved, out[perm_q]):
+        return "query 的行换了顺序，输出的行和换过顺序的原输出：" + gap(
+            moved, out[perm_q], ("换后", "应为")
+        )
+    kept = np.asarray(fn(Q, K[perm_k], V[perm_k])[0])
+    if not close(kept, out):
+        return "key 和 value 的行一起换了顺序，输出和原来的：" + gap(kept, out, ("换后", "原来"))
     return ""
 
 
@@ -149,7 +154,9 @@ def mha_permutation_equivariant(fn, size):
     perm = np.roll(np.arange(n), 1)
     out = np.asarray(fn(x, x, params, h)[0])
     moved = np.asarray(fn(x[:, perm], x[:, perm], params, h)[0])
-    return "" if close(moved, out[:, perm]) else "把词的顺序换一下，输出没有跟着换"
+    if close(moved, out[:, perm]):
+        return ""
+    return "词换了顺序，输出和换过顺序的原输出：" + gap(moved, out[:, perm], ("换后", "应为"))
 
 
 def count_mha_params_formula(fn, d_model):
@@ -192,7 +199,7 @@ PROPERTIES = [  # in the lecture's order
     prop(
         "scaled_dot_product_attention",
         "permutation_equivariant",
-        "置换等变：换 query 的顺序，输出跟着换（§3.2）",
+        "置换等变：query 换顺序，输出跟着换；key、value 一起换顺序，输出不变（§3.2）",
         sdpa_permutation_equivariant,
         SIZES_QKV,
     ),

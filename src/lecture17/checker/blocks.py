@@ -264,7 +264,9 @@ def check_shape(name: str, result, expected):
         return result
     if isinstance(got, tuple) and isinstance(want, tuple) and broadcasts_alike(got, want):
         return np.asarray(result).reshape(want)
-    raise WrongShape(shape_words(name, got, want))
+    error = WrongShape(shape_words(name, got, want))
+    error.block = name
+    raise error
 
 
 def shape_words(name: str, got, want) -> str:

@@ -40,6 +40,7 @@ class Failure:
     line: int | None = None  # the line of the student's file where it happened
     source: str = ""  # that line's text
     place: str = ""  # where, in the student's words: "第 5 行" or "cell 3, line 2"
+    function: str = ""  # the student's function it happened in (a block's name, or a helper)
 
 
 @dataclass
@@ -104,7 +105,10 @@ def where(error: BaseException, path: Path, kind: str) -> Failure:
     if isinstance(error, MemoryError):
         kind, text = "memory", f"MemoryError：超过内存上限 {MEMORY_LIMIT // 2**30} GB"
     line = last.lineno if last else None
-    return Failure(kind, text, line, (last.line or "") if last else "", place(path, line))
+    shape_of = getattr(error, "block", "")  # a WrongShape names the block that returned it
+    function = shape_of or (last.name if last else "")
+    source = (last.line or "") if last else ""
+    return Failure(kind, text, line, source, place(path, line), function)
 
 
 def _vm_size() -> int:

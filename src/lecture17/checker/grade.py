@@ -71,7 +71,8 @@ def page_name(relative: Path, taken: set) -> str:
 
 def row_of(relative: Path, outcome: sandbox.Outcome, points: dict) -> dict:
     blocks = (outcome.data or {}).get("blocks") or {}
-    row = {"file": relative.as_posix(), "exit": outcome.status}
+    written = [n for n in points if (blocks.get(n) or {}).get("implemented")]
+    row = {"file": relative.as_posix(), "exit": outcome.status, "written": len(written)}
     total = 0.0
     for name, worth in points.items():
         block = blocks.get(name) or {}
@@ -134,15 +135,25 @@ def _empty_page(relative: Path, outcome) -> str:
     )
 
 
+def failed_blocks(row: dict) -> list[str]:
+    return [k[: -len("_pass")] for k, v in row.items() if k.endswith("_pass") and v == 0]
+
+
 def class_summary(rows: list[dict], reports: list[dict]) -> dict[str, Counter]:
-    """Counts over the class: failing blocks, changed claims, known mistakes shown."""
+    """Counts over the class (files, not occurrences): failing blocks, changed claims (with
+    their words), known mistakes shown (with their words)."""
     blocks, claims, mistakes = Counter(), Counter(), Counter()
     for row in rows:
-        blocks.update(k[: -len("_pass")] for k, v in row.items() if k.endswith("_pass") and v == 0)
+        blocks.update(failed_blocks(row))
     for item in reports:
         report = item["report"] or {}
-        claims.update(c["id"] for c in report.get("claims_changed", []))
-        mistakes.update(c["mistake"] for c in report.get("causes", []))
+        claims.update(
+            {
+                f"{c['id']} {c.get('section', '')} {c.get('claim', '')}"
+                for c in report.get("claims_changed", [])
+            }
+        )
+        mistakes.update({c.get("words", c["mistake"]) for c in report.get("causes", [])})
     return {"blocks": blocks, "claims": claims, "mistakes": mistakes}
 
 
@@ -158,26 +169,32 @@ def class_page(rows: list[dict], reports: list[dict]) -> str:
         f"<h1>全班的检查 class check · {len(rows)} 个文件 files</h1>",
     ]
     headings = {
-        "blocks": "最常不通过的积木 blocks that fail most",
-        "claims": "最常变的讲义结论 lecture claims that change most",
-        "mistakes": "逐数对上的已知错误 known mistakes shown",
+        "blocks": ("最常不通过的积木 blocks that fail most", "积木 block"),
+        "claims": ("最常变的讲义结论 lecture claims that change most", "讲义的结论 claim"),
+        "mistakes": ("逐数对上的已知错误 known mistakes shown", "已知的错误 mistake"),
     }
-    for key, title in headings.items():
+    for key, (title, what) in headings.items():
         parts.append(f"<h2>{title}</h2>")
         if not counts[key]:
             parts.append("<p class=muted>没有 none</p>")
             continue
-        parts.append("<div class=wide><table><tr><th></th><th>文件数 files</th></tr>")
+        parts.append(f"<div class=wide><table><tr><th>{what}</th><th>文件数 files</th></tr>")
         parts += [
             f"<tr><td>{e(name)}</td><td>{n}</td></tr>" for name, n in counts[key].most_common()
         ]
         parts.append("</table></div>")
     parts.append("<h2>每个文件 each file</h2><div class=wide><table>")
-    parts.append("<tr><th>文件</th><th>分数 points</th><th>退出码 exit</th></tr>")
+    parts.append(
+        "<tr><th>文件 file</th><th>分数 points</th><th>写了的积木 written</th>"
+        "<th>没通过的积木 failed</th><th>退出码 exit</th></tr>"
+    )
     for row, item in zip(rows, reports, strict=True):
+        words = EXIT_WORDS.get(row["exit"], "")
         parts.append(
             f'<tr><td><a href="{e(item["page"])}">{e(row["file"])}</a></td>'
-            f"<td>{row['total']:g}/{row['max']:g}</td><td>{row['exit']}</td></tr>"
+            f"<td>{row['total']:g}/{row['max']:g}</td><td>{row['written']}/{len(blocks_mod.BLOCKS)}</td>"
+            f"<td>{e('、'.join(failed_blocks(row)) or '—')}</td>"
+            f"<td>{row['exit']}（{e(words)}）</td></tr>"
         )
     parts.append("</table></div></body></html>")
     return "\n".join(parts)

@@ -78,9 +78,8 @@ def ln_per_token(fn, size):
     if not close(together, alone):
         return "n 个词一起算和一个一个算，结果不同：" + gap(together, alone)
     means = together.mean(axis=-1)
-    return (
-        "" if close(means, np.zeros(n)) else f"每个词的均值 {np.round(means, 4).tolist()}，应为 0"
-    )
+    zeros = np.zeros(n)
+    return "" if close(means, zeros) else "每个词的均值：" + gap(means, zeros, ("均值", "应为"))
 
 
 def _encoder_case(size):
@@ -103,7 +102,10 @@ def encoder_permutation_equivariant(fn, size):
     x, params, h = _encoder_case(size)
     perm = np.roll(np.arange(len(x)), 1)
     out = np.asarray(fn(x, params, h))
-    return "" if close(fn(x[perm], params, h), out[perm]) else "把词的顺序换一下，输出没有跟着换"
+    moved = np.asarray(fn(x[perm], params, h))
+    if close(moved, out[perm]):
+        return ""
+    return "词换了顺序，输出和换过顺序的原输出：" + gap(moved, out[perm], ("换后", "应为"))
 
 
 # -----------------------------------------------------------------------------
@@ -180,7 +182,7 @@ def decoder_causal(fn, size):
     return (
         ""
         if close(a[:-1], b[:-1])
-        else "只改最后一个词，前面位置的输出也变了：" + gap(b[:-1], a[:-1])
+        else "只改最后一个词，前面位置的输出也变了：" + gap(b[:-1], a[:-1], ("改后", "改前"))
     )
 
 
@@ -266,7 +268,7 @@ PROPERTIES = [  # in the lecture's order
     prop(
         "create_padding_mask",
         "marks_real_tokens",
-        "真实的词是 1，padding 是 0（§8.3）",
+        "形状 (b, 1, n)，真实的词是 1，padding 是 0（§8.3）",
         padding_marks_real_tokens,
         ((1, 2), (2, 3), (3, 5)),
     ),

@@ -41,7 +41,9 @@ def pe_shift_is_linear(fn, size):
     moved = pe[:-1] @ ref.relative_shift_matrix(1, d_model)
     if close(moved, pe[1:]):
         return ""
-    return f"p = 0..{max_len - 2}：PE(p + 1) 不是 PE(p) M_1，" + gap(moved, pe[1:])
+    return f"p = 0..{max_len - 2}，你的 PE 两行之间：" + gap(
+        moved, pe[1:], ("PE(p) M_1", "PE(p + 1)")
+    )
 
 
 def shift_matrix_moves_pe(fn, size):
@@ -53,7 +55,8 @@ def shift_matrix_moves_pe(fn, size):
 
 def shift_matrix_orthogonal(fn, size):
     M = np.asarray(fn(*size))
-    return "" if close(M @ M.T, np.eye(len(M))) else "M_k M_kᵀ ≠ I：不是旋转"
+    eye = np.eye(len(M))
+    return "" if close(M @ M.T, eye) else "M_k M_kᵀ 和 I：" + gap(M @ M.T, eye, ("M_k M_kᵀ", "I"))
 
 
 PROPERTIES = [  # in the lecture's order

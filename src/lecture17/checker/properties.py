@@ -191,6 +191,21 @@ def _probe_inputs(block):
     }[block]
 
 
+def probe_dtypes(block: str, fn) -> list[str]:
+    """The float dtypes fn returns on the block's probe inputs (all float64 in the lecture)."""
+    try:
+        found = set()
+        for args in _probe_inputs(block):
+            result = fn(*args)
+            for r in result if isinstance(result, tuple | list) else (result,):
+                kind = np.asarray(r).dtype
+                if kind.kind == "f":
+                    found.add(str(kind))
+        return sorted(found)
+    except Exception:  # noqa: BLE001 - a block that fails on its probe shows it elsewhere
+        return []
+
+
 def probe_count(block: str) -> int:
     """How many inputs a block's probe calls it on."""
     return len(_probe_inputs(block))

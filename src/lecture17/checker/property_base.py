@@ -36,9 +36,10 @@ def close(a, b) -> bool:
     return bool(np.all(np.abs(a - b) <= TOL * (1 + np.abs(b).max(initial=0))))
 
 
-def gap(a, b) -> str:
+def gap(a, b, names=("你的", "讲义的")) -> str:
     """What was seen, in numbers: the element where `a` (the student's) is farthest from `b`
-    (the lecture's), both values, and the dtype when it is not float64. Names no cause."""
+    (the lecture's; `names` when they are two of the student's own), both values, whether the
+    gap is beyond float64's rounding, and the dtype when it is not float64. Names no cause."""
     kind = np.asarray(a).dtype
     a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
     if a.shape != b.shape:
@@ -47,10 +48,12 @@ def gap(a, b) -> str:
     at = np.unravel_index(int(np.argmax(diff)), a.shape) if a.size else ()
     where = f"[{', '.join(str(int(i)) for i in at)}]" if at else ""
     mine, lecture = _distinct(a[at], b[at]) if a.size else ("", "")
+    worst = float(diff.max()) if a.size else 0.0
+    small = worst <= 1e-6 and kind == np.float64  # beyond TOL: not float64's rounding
+    scale = "，远大于 float64 的舍入 ~1e-16" if small else ""
+    pair = f"{names[0]} {mine}，{names[1]} {lecture}"
     text = (
-        f"在 {where} 你的 {mine}，讲义的 {lecture}（最大差 max |差| = {diff.max():.3g}）"
-        if a.size
-        else "空数组 empty"
+        f"在 {where} {pair}（最大差 max |差| = {worst:.3g}{scale}）" if a.size else "空数组 empty"
     )
     if kind.kind == "f" and kind != np.float64:
         text += f"；你的结果是 {kind}（讲义的积木用 float64）"

@@ -16,6 +16,8 @@ block's row, a changed claim and a cause say.
 import html
 import json
 
+import numpy as np
+
 from lecture17.checker import blocks as blocks_mod
 from lecture17.checker import properties as props
 from lecture17.checker.judge import PRECISION, entry_demos
@@ -59,9 +61,7 @@ def block_rows(report: Report) -> list[dict]:
         ]
         changed = [c for c in claims if c in report.changes and name in blamed(report, c.entry)]
         skipped = sorted(d for d, needs in report.skipped_for.items() if name in needs)
-        crashed = sorted(
-            d for d, r in report.demos.items() if r.failure and name in report.blocks_of_demo(d)
-        )
+        crashed = sorted(d for d, r in report.demos.items() if name in failed_in(report, d))
         rows.append(
             {
                 "block": name,
@@ -80,19 +80,23 @@ def block_rows(report: Report) -> list[dict]:
     return rows
 
 
+def failed_in(report: Report, demo: str) -> list[str]:
+    """The student's blocks a demo's crash is put down to: the block whose code raised (or
+    returned a wrong shape) when the traceback says; else every block the demo reaches."""
+    failure = report.demos[demo].failure
+    if failure is None:
+        return []
+    if failure.function in report.blocks:
+        return [failure.function]
+    return report.blocks_of_demo(demo)
+
+
 def blamed(report: Report, entry: dict) -> list[str]:
     """The blocks a changed claim is put down to: those it passes through that break a
     property or a convention, or, when none does, every one it passes through."""
     reached = report.blocks_of_claim(entry)
     bad = [b for b in reached if report.blocks[b].failed or unaccepted(report.blocks[b])]
     return bad or reached
-
-
-def suspects(report: Report, entry: dict) -> list[str]:
-    """The replaced blocks a changed claim passes through, those with a failing property first."""
-    reached = report.blocks_of_claim(entry)
-    bad = [b for b in reached if report.blocks[b].failed or unaccepted(report.blocks[b])]
-    return bad + [b for b in reached if b not in bad]
 
 
 def failure_text(failure) -> str:
@@ -109,18 +113,57 @@ def claim_line(report: Report, change) -> str:
         f"  {e['id']} {e['section']} {chinese_part(e['claim'])}：讲义 {e.get('lecture', '—')} · "
         f"参考 {ref.ours or '—'}（{status_text(ref.status)}）· "
         f"你的 {mine.ours or '—'}（{status_text(mine.status)}）"
-        f" ← {'、'.join(suspects(report, e)) or '—'}"
+        f" ← {'、'.join(blamed(report, e)) or '—'}{_rounding_note(change)}"
     )
 
 
+def _rounding_note(change) -> str:
+    """When both values print alike, how far apart they are (the check reads more digits)."""
+    if change.reference.ours != change.student.ours:
+        return ""
+    gaps = [
+        abs(float(a) - float(b)) / max(abs(float(b)), 1e-300)
+        for name in change.reference.numbers
+        for a, b in zip(
+            np.ravel(change.student.numbers.get(name, [])),
+            np.ravel(change.reference.numbers[name]),
+            strict=False,
+        )
+        if np.isfinite(float(a)) and np.isfinite(float(b)) and a != b
+    ]
+    if not gaps:
+        return ""
+    return f"（印出来一样；检查读的数相对差 {max(gaps):.1g}）"
+
+
 def mistake_lines(report: Report) -> list[str]:
-    """The causes shown by behaviour, or that none was: then only what was observed counts."""
+    """The causes shown by behaviour, or that none was: then only what was observed counts;
+    and the float dtype the student's blocks return when it is not the lecture's float64."""
+    narrow = [n for n, b in report.blocks.items() if set(b.dtypes) - {"float64"}]
+    out = []
+    if narrow:
+        kinds = "、".join(
+            sorted({d for n in narrow for d in report.blocks[n].dtypes} - {"float64"})
+        )
+        out.append(
+            f"你的 {'、'.join(narrow)} 在 float64 的探针输入上返回 {kinds}（讲义的积木算 float64）"
+        )
     if report.causes:
-        return [f"已知的错误 known mistake：{c.words}" for c in report.causes]
-    return [
-        "没有已知的错误和它逐数相同，所以这里不说原因：上面是看到的现象"
+        return out + [f"已知的错误 known mistake：{c.words}" for c in report.causes]
+    return out + [
+        "没有已知的错误和它逐数相同，所以这里不说原因：看每个积木的反例"
         "（最小的输入、你的数、讲义的数）"
     ]
+
+
+def calls_below(report: Report, name: str) -> list[str]:
+    """The student's blocks with a failing property that the lecture's `name` calls: look at
+    them first (the lecture's call graph; whether the student's own block calls them too is
+    not known, so this orders, it does not blame)."""
+    from lecture17.pipeline import callmap
+
+    below = callmap.closure({name}) - {name}
+    return [b for b, r in report.blocks.items() if b in below and (r.failed or r.failure)]
 
 
 def _problems(report: Report) -> list[str]:
@@ -137,6 +180,10 @@ def _problems(report: Report) -> list[str]:
                 continue
             out.append(f"✗ {name} · 性质不成立：{prop.text}")
             out.append(f"    最小的反例 smallest input：{prop.size_text(size)} — {seen}")
+        if (block.failed or block.failure) and (lower := calls_below(report, name)):
+            out.append(
+                f"    讲义的 {name} 要调用 {'、'.join(lower)}；你的这些积木有不成立的性质：先看它们"
+            )
         for seen, found in crashed.items():
             out.append(f"✗ {name} · {len(found)} 条性质 properties 在这里崩溃 crash：{seen}")
         if block.failure:
@@ -193,16 +240,20 @@ def lines(report: Report) -> list[str]:
     missing = [n for n, b in report.blocks.items() if not b.implemented]
     if missing:
         out.append("  还没写的（还是 NotImplementedError，用参考实现）：" + "、".join(missing))
+    absent = [n for n in blocks_mod.BLOCKS if n not in report.blocks]
+    if report.blocks and absent and report.status != NOTHING:
+        out.append(f"  你的文件里没有的积木（用参考实现，不判）：{'、'.join(absent)}")
     if report.status == NOTHING and not report.blocks:
         names = "、".join(list(blocks_mod.BLOCKS)[:3])
         out.append(f"  文件里没有讲义的积木：函数名要和 attention_numpy 的一样（{names}……）")
     if report.status == NOTHING:
         return out
-    out += ["", f"  {'积木':<28} {'§':<6} 性质成立   经过它的讲义数字 claims：结论没变的"]
+    out += ["", f"  {'积木':<28} {'§':<6} 性质成立   讲义数字 claims：结论没变的   通过"]
     for row in block_rows(report):
+        counts = f"{row['kept']}/{row['claims']}" if row["claims"] else "—"
         out.append(
             f"  {row['block']:<30} {row['section']:<6} {row['held']}/{row['properties']}"
-            f"        {row['kept']}/{row['claims']}"
+            f"        {counts:<24} {'✓' if row['passed'] else '✗'}"
         )
     if problems := _problems(report):
         out += ["", *problems]
@@ -311,7 +362,7 @@ def _claim(change, report) -> dict:
         "reference_status": change.reference.status,
         "yours": change.student.ours,
         "your_status": change.student.status,
-        "blocks": suspects(report, e),
+        "blocks": blamed(report, e),
     }
 
 
@@ -325,60 +376,69 @@ def json_text(report: Report) -> str:
 STYLE = """
 body { font-family: "Noto Sans CJK SC", "PingFang SC", "Microsoft YaHei", system-ui,
   sans-serif; color: #1f2328; max-width: 60rem; margin: 0 auto; padding: 0 1rem 3rem;
-  line-height: 1.6; }
+  line-height: 1.6; overflow-wrap: anywhere; }
 table { border-collapse: collapse; width: 100%; font-size: .92rem; }
 th, td { border-bottom: 1px solid #d0d7de; padding: .3rem .5rem; text-align: left;
   vertical-align: top; }
-.wide { overflow-x: auto; }
 .ok { color: #1a7f37; } .bad { color: #cf222e; } .muted { color: #57606a; }
 .box { border-left: 4px solid #d0d7de; padding: .2rem .8rem; background: #f6f8fa; }
 .box.bad { border-left-color: #cf222e; color: inherit; }
 .box.ok { border-left-color: #1a7f37; color: inherit; }
+.card { border: 1px solid #d0d7de; border-left: 4px solid #cf222e; border-radius: 4px;
+  padding: .3rem .7rem; margin: .5rem 0; }
+.card.note { border-left-color: #d0d7de; }
+.card p { margin: .2rem 0; }
 pre { white-space: pre-wrap; font-size: .85rem; }
-@media (max-width: 40em) { table { font-size: .85rem; } }
+@media (max-width: 40em) {
+  table.stack, table.stack tbody, table.stack tr, table.stack td { display: block; }
+  table.stack tr:first-child { display: none; }
+  table.stack tr { border-bottom: 1px solid #d0d7de; padding: .3rem 0; }
+  table.stack td { border: 0; padding: .05rem .3rem; }
+  table.stack td[data-label]::before { content: attr(data-label) "："; color: #57606a; }
+}
 """
 
 
-def _cell(text, css="") -> str:
-    return f"<td{f' class={css}' if css else ''}>{html.escape(str(text))}</td>"
+def _cell(text, css="", label="") -> str:
+    attrs = (f" class={css}" if css else "") + (f' data-label="{label}"' if label else "")
+    return f"<td{attrs}>{html.escape(str(text))}</td>"
 
 
 def _claims_table(report: Report) -> list[str]:
-    rows = ["<div class=wide><table><tr><th>§</th><th>讲义说</th><th>讲义</th>"]
-    rows[0] += "<th>参考实现</th><th>你的</th><th>积木</th></tr>"
+    heads = ("§", "讲义说", "讲义", "参考实现", "你的", "积木")
+    rows = ["<table class=stack><tr>" + "".join(f"<th>{h}</th>" for h in heads) + "</tr>"]
     for c in report.changes:
         e = c.entry
         rows.append(
             "<tr>"
-            + _cell(e["section"])
-            + _cell(f"{chinese_part(e['claim'])}（{e['id']}）")
-            + _cell(e.get("lecture", "—"))
-            + _cell(f"{c.reference.ours or '—'}：{status_text(c.reference.status)}", "ok")
-            + _cell(f"{c.student.ours or '—'}：{status_text(c.student.status)}", "bad")
-            + _cell("、".join(suspects(report, e)))
+            + _cell(e["section"], label="§")
+            + _cell(f"{chinese_part(e['claim'])}（{e['id']}）", label="讲义说")
+            + _cell(e.get("lecture", "—"), label="讲义")
+            + _cell(f"{c.reference.ours or '—'}：{status_text(c.reference.status)}", "ok", "参考")
+            + _cell(
+                f"{c.student.ours or '—'}：{status_text(c.student.status)}{_rounding_note(c)}",
+                "bad",
+                "你的",
+            )
+            + _cell("、".join(blamed(report, e)), label="积木")
             + "</tr>"
         )
-    return [*rows, "</table></div>"]
+    return [*rows, "</table>"]
 
 
-def _failed_properties(report: Report) -> list[str]:
-    """Each property that does not hold, its smallest counterexample beside it."""
-    rows = []
-    for name, block in report.blocks.items():
-        for pid, (size, seen) in block.failed.items():
-            prop = next(p for p in props.PROPERTIES if p.id == pid)
-            rows.append(
-                "<tr>"
-                + _cell(name)
-                + _cell(prop.text)
-                + _cell(prop.size_text(size))
-                + _cell(seen, "bad")
-                + "</tr>"
-            )
-    if not rows:
-        return []
-    head = "<tr><th>积木</th><th>不成立的性质</th><th>最小的输入</th><th>看到的</th></tr>"
-    return ["<h2>不成立的性质和反例</h2><div class=wide><table>", head, *rows, "</table></div>"]
+def _cards(text_lines: list[str], css="") -> list[str]:
+    """Terminal lines as cards: a line that starts with ✗ or · opens one, indented ones join it."""
+    cards: list[list[str]] = []
+    for line in text_lines:
+        if line.startswith(("✗", "·")) or not cards:
+            cards.append([line.lstrip("✗· ").strip()])
+        else:
+            cards[-1].append(line.strip())
+    cls = f"card {css}".strip()
+    return [
+        f'<div class="{cls}">' + "".join(f"<p>{html.escape(t)}</p>" for t in card) + "</div>"
+        for card in cards
+    ]
 
 
 def page(report: Report) -> str:
@@ -393,36 +453,54 @@ def page(report: Report) -> str:
     ]
     if report.status == BROKE:
         parts += [f"<p><b>{e(line)}</b></p>" for line in mistake_lines(report)]
+    if problems := _problems(report):
+        parts += ["<h2>不成立的性质、崩溃和卡住 problems</h2>", *_cards(problems)]
     if report.changes:
         parts += ["<h2>结论变了的讲义数字</h2>", *_claims_table(report)]
-    parts.append("<h2>每个积木</h2><div class=wide><table><tr><th>积木</th><th>§</th>")
-    parts.append("<th>性质成立</th><th>经过它的讲义数字：结论没变的</th><th>通过</th></tr>")
+    parts.append("<h2>每个积木</h2><table class=stack><tr><th>积木</th><th>§</th>")
+    parts.append("<th>性质</th><th>讲义数字</th><th>通过</th></tr>")
     for row in block_rows(report):
         parts.append(
             "<tr>"
             + _cell(row["block"])
-            + _cell(row["section"])
-            + _cell(f"{row['held']}/{row['properties']}")
-            + _cell(f"{row['kept']}/{row['claims']}")
-            + _cell("✓" if row["passed"] else "✗", "ok" if row["passed"] else "bad")
+            + _cell(row["section"], label="§")
+            + _cell(f"{row['held']}/{row['properties']}", label="性质成立")
+            + _cell(
+                f"{row['kept']}/{row['claims']}" if row["claims"] else "—",
+                label="经过它、结论没变的讲义数字",
+            )
+            + _cell("✓" if row["passed"] else "✗", "ok" if row["passed"] else "bad", "通过")
             + "</tr>"
         )
-    parts.append("</table></div>")
-    parts += _failed_properties(report)
-    parts.append(f"<h2>全部输出</h2><pre>{e(chr(10).join(lines(report)[1:]).strip())}</pre>")
+    parts.append("</table>")
+    parts.append(
+        "<p class=muted>性质：成立的/试过的；"
+        "讲义数字：经过这个积木、结论和参考实现一样的/全部。</p>"
+    )
+    notes = [
+        line for line in lines(report) if line.startswith("  注意") or "文件里没有的积木" in line
+    ]
+    notes += printed_lines(report)[2:]
+    if notes:
+        parts += ["<h2>注意 notes</h2>", *_cards([n.strip() for n in notes if n.strip()], "note")]
+    parts.append(
+        f"<details><summary>全部输出 full output</summary><pre>"
+        f"{e(chr(10).join(lines(report)[1:]).strip())}</pre></details>"
+    )
     if report.kept:
         parts.append(f"<details><summary>结论不变的讲义数字（{len(report.kept)}）</summary>")
-        parts.append("<div class=wide><table>")
+        parts.append("<table class=stack><tr><th>§</th><th>讲义说</th><th>讲义</th>")
+        parts.append("<th>你的</th><th>状态</th></tr>")
         for c in report.kept:
             en = c.entry
             parts.append(
                 "<tr>"
-                + _cell(en["section"])
-                + _cell(chinese_part(en["claim"]))
-                + _cell(en.get("lecture", "—"))
-                + _cell(c.student.ours or "—")
-                + _cell(status_text(c.student.status))
+                + _cell(en["section"], label="§")
+                + _cell(chinese_part(en["claim"]), label="讲义说")
+                + _cell(en.get("lecture", "—"), label="讲义")
+                + _cell(c.student.ours or "—", label="你的")
+                + _cell(status_text(c.student.status), label="状态")
                 + "</tr>"
             )
-        parts.append("</table></div></details>")
+        parts.append("</table></details>")
     return "\n".join([*parts, "</body></html>"])

@@ -33,6 +33,7 @@ class BlockResult:
     held: list = field(default_factory=list)  # property ids that held on every size
     failure: child.Failure | None = None  # a crash or a hang while its properties ran
     probe: list | None = None  # its outputs on fixed inputs (properties.probe), as written
+    dtypes: list = field(default_factory=list)  # the float dtypes it returns on them
 
 
 @dataclass
@@ -77,6 +78,7 @@ def block_properties(path: Path, name: str) -> BlockResult:
     result.conventions = [c for c, _ in found]
     adapters = [a for _, a in found if a is not None]
     result.probe = props.probe(name, raw)
+    result.dtypes = props.probe_dtypes(name, raw)
     swap = _swap(module, name, _chain(adapters))
     for prop in props.of(name):
         for size in prop.sizes:
