@@ -142,6 +142,17 @@ def keyed_files(root: Path = ROOT) -> list[str]:
     return [n for n in repository_files(root) if n.startswith(KEYED) or n in code]
 
 
+def refresh_unkeyed(folder: Path, root: Path = ROOT) -> None:
+    """A copy of a control runs this checkout's code where the key does not cover it (the
+    report, the figures, the checker): a control is reused across edits of those files, so
+    its copy gets them from here (modification times kept: only what lists them reruns)."""
+    keyed = set(keyed_files(root))
+    for name in repository_files(root):
+        if name not in keyed:
+            (folder / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(root / name, folder / name)
+
+
 def build_key(root: Path = ROOT) -> str:
     """sha256 of everything a control's tables are made from: its cache key."""
     return digest(root, keyed_files(root))
@@ -534,6 +545,7 @@ def prepare(mutant: Mutant, control_dir: Path, work: Path, cores: int) -> tuple:
     folder = work / f"mutant-{mutant.name}"
     shutil.rmtree(folder, ignore_errors=True)
     shutil.copytree(control_dir, folder, symlinks=True)
+    refresh_unkeyed(folder)
     apply(mutant, folder)
     # untraced: which jobs a mutant reaches is read from the control's traces (copied above),
     # so its own jobs may run warm (lecture17/pipeline/warm.py)

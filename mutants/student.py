@@ -112,6 +112,7 @@ def prepare(
     put in carry the edit's time."""
     shutil.rmtree(folder, ignore_errors=True)
     shutil.copytree(control_dir, folder, symlinks=True)
+    campaign.refresh_unkeyed(folder)
     put_in(student, classes, folder)
     partial = {"LECTURE17_PARTIAL_VIEWS": "1"}  # views of weights a student's layer hides
     build = campaign.Build(folder, 1, partial, trace=False, triggers=("mtime",))

@@ -793,9 +793,13 @@ BAD_CASES = {
     "unix_socket.py": (OK, "通过"),  # a listener in /tmp is out of its sight (the test's)
     "remount.py": (UNUSABLE, "Read-only file system"),
     "exit_in_block.py": (BROKE, "SystemExit: 调试"),
+    "forge_result.py": (BROKE, "softmax"),  # its own result line is refused
+    "odd_name.py": (OK, "debug"),  # a U+2028 in a name splits no line
+    "base_exception.py": (BROKE, "Stop: 三维的还没想好"),
 }
 BAD_SAMPLE = {"writes_checkout.py", "chdir_up.py", "notebook_magics.ipynb", "unix_socket.py"}
-BAD_SAMPLE |= {"remount.py", "exit_in_block.py"}
+BAD_SAMPLE |= {"remount.py", "exit_in_block.py", "forge_result.py", "odd_name.py"}
+BAD_SAMPLE |= {"base_exception.py"}
 
 
 def _cli(*args, cwd):
@@ -923,11 +927,98 @@ def test_a_notebook_becomes_python_with_its_cells_and_lines(tmp_path):
     )
     continued = tmp_path / "continued.ipynb"  # a `%` inside brackets is Python's modulo
     cell = {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None}
-    cell |= {"id": "a", "source": "%time\nx = (7\n% 2)\ny = 9 \\\n% 4\n!ls"}
+    doc = 'def f():\n    """shape (..., n) (the lecture\'s §2.2)\n    % not a magic\n    """\n'
+    cell |= {"id": "a", "source": "%time\nx = (7\n% 2)\ny = 9 \\\n% 4\n!ls\n" + doc + "%timeit f()"}
     continued.write_text(
         json.dumps({"cells": [cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 5})
     )
     code, where, notes = notebook.to_python(continued, tmp_path / "c.py")
     scope = {}
     exec(code.read_text(encoding="utf-8"), scope)  # noqa: S102 - our own test notebook
-    assert (scope["x"], scope["y"]) == (1, 9 % 4) and len(notes) == 2
+    assert (scope["x"], scope["y"]) == (1, 9 % 4) and len(notes) == 3  # %time, !ls, %timeit
+    assert "% not a magic" in scope["f"].__doc__
+
+
+def test_a_keyword_only_argument_is_passed_by_name_and_leading_ones_broadcast_in_tuples():
+    def keyword_mask(Q, K, V, *, mask=None):
+        return ref.scaled_dot_product_attention(Q, K, V, mask)
+
+    swap = blocks.Swap("scaled_dot_product_attention", keyword_mask)
+    Q = np.arange(12.0).reshape(3, 4) / 10
+    swap(Q, Q, Q, np.tril(np.ones((3, 3))))
+    assert swap.fallbacks == {} and swap.calls == 1
+
+    def leading_one(Q, K, V, mask=None):
+        out, w = ref.scaled_dot_product_attention(Q, K, V, mask)
+        return out[None], w[None]
+
+    shapes = [r.shape for r in blocks.Swap("scaled_dot_product_attention", leading_one)(Q, Q, Q)]
+    assert shapes == [(3, 4), (3, 3)]
+
+
+def test_a_child_returns_though_the_students_code_left_a_thread_running():
+    import time
+
+    from lecture17.checker import child
+
+    def leaves_a_thread():
+        import threading
+
+        threading.Thread(target=time.sleep, args=(30,)).start()  # not a daemon
+        return 1
+
+    start = time.monotonic()
+    assert child.run(leaves_a_thread, timeout=20) == ("ok", 1)
+    assert time.monotonic() - start < 5
+
+
+def test_a_class_folder_may_be_named_from_above_and_hidden_folders_are_left_out(tmp_path):
+    from lecture17.checker import grade
+
+    (tmp_path / "subs" / ".ipynb_checkpoints").mkdir(parents=True)
+    (tmp_path / "subs" / "a.py").write_text("x = 1\n")
+    (tmp_path / "subs" / ".ipynb_checkpoints" / "a.py").write_text("x = 1\n")
+    (tmp_path / "here").mkdir()
+    found = grade.files_of(tmp_path / "here" / ".." / "subs")
+    assert [p.name for p in found] == ["a.py"]
+
+
+HELPER_AND_PARTIAL = """import numpy as np
+
+
+def softmax(x, axis=-1):
+    x = np.asarray(x, dtype=np.float64)
+    if x.ndim > 3:
+        raise NotImplementedError("four axes: not yet")
+    e = np.exp(x - x.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def _rows(x):
+    if np.ndim(x) > 2:
+        raise ValueError("rows only")
+    return x
+
+
+def layer_norm(x, gamma, beta, eps=1e-5):
+    x = _rows(np.asarray(x, dtype=np.float64))
+    mean = x.mean(-1, keepdims=True)
+    var = ((x - mean) ** 2).mean(-1, keepdims=True)
+    return (x - mean) / np.sqrt(var + eps) * gamma + beta
+"""
+
+
+@pytest.mark.slow
+def test_a_helpers_crash_is_its_blocks_and_a_partly_written_block_is_judged(tmp_path):
+    """A demo that crashes in layer_norm's helper fails layer_norm only; a softmax that says
+    NotImplementedError on 4-D input is written, and that input is its finding."""
+    from lecture17.checker import render
+
+    report = check(write(tmp_path, "helper.py", HELPER_AND_PARTIAL), timeout=30)
+    rows = {r["block"]: r for r in render.block_rows(report)}
+    assert report.blocks["softmax"].implemented
+    assert "softmax.batched" in report.blocks["softmax"].failed
+    assert "NotImplementedError" in report.blocks["softmax"].failed["softmax.batched"][1]
+    assert not rows["layer_norm"]["passed"]
+    crashed = [d for d, r in report.demos.items() if r.failure]
+    assert crashed and all(render.failed_in(report, d) == ["layer_norm"] for d in crashed)

@@ -159,6 +159,8 @@ class Swap:
                     return f"参数 {pname}"
             elif self.varargs or i < self.positional:
                 pos.append(value)
+            elif pname in self.keywords or self.varkw:  # the student's keyword-only `mask`
+                kw[pname] = value
             elif not _is_default(value, p.default):
                 return f"参数 {pname}"
         return tuple(pos), kw
@@ -264,9 +266,24 @@ def check_shape(name: str, result, expected):
         return result
     if isinstance(got, tuple) and isinstance(want, tuple) and broadcasts_alike(got, want):
         return np.asarray(result).reshape(want)
+    if _several(got, want) and all(broadcasts_alike(g, w) for g, w in zip(got, want, strict=True)):
+        return type(result)(
+            np.asarray(r).reshape(w) for r, w in zip(result, want, strict=True)
+        )  # (output, weights) each with a leading axis of 1
     error = WrongShape(shape_words(name, got, want))
     error.block = name
     raise error
+
+
+def _several(got, want) -> bool:
+    """Whether both are the shapes of several arrays, as many on each side."""
+    return (
+        isinstance(got, tuple)
+        and isinstance(want, tuple)
+        and len(got) == len(want)
+        and all(isinstance(g, tuple) for g in got)
+        and all(isinstance(w, tuple) for w in want)
+    )
 
 
 def shape_words(name: str, got, want) -> str:

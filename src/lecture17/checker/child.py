@@ -24,7 +24,18 @@ import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 
-MEMORY_LIMIT = 4 * 2**30  # bytes a child may map beyond the checker's own
+
+def _memory_limit() -> int:
+    """Bytes a child may map beyond the checker's own: 4 GB, less on a machine whose memory
+    would not hold one such child per core for two checks at a time."""
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError):
+        return 4 * 2**30
+    return max(2**30, min(4 * 2**30, total // (4 * (os.cpu_count() or 1))))
+
+
+MEMORY_LIMIT = _memory_limit()
 FILE_LIMIT = 64 * 2**20  # the largest file a child may write (its prints included)
 PRINTED_LINES = 8  # a child's printed lines shown, the rest counted
 PRINTED_CHARS = 240  # characters of each shown line
@@ -40,7 +51,8 @@ class Failure:
     line: int | None = None  # the line of the student's file where it happened
     source: str = ""  # that line's text
     place: str = ""  # where, in the student's words: "第 5 行" or "cell 3, line 2"
-    function: str = ""  # the student's function it happened in (a block's name, or a helper)
+    function: str = ""  # a WrongShape's block, else the deepest function of the student's
+    functions: tuple = ()  # the student's functions on the traceback, outermost first
 
 
 @dataclass
@@ -91,7 +103,7 @@ def load_student(path: Path):
                 place(path, error.lineno),
             )
         ) from None
-    except (Exception, SystemExit) as error:  # noqa: BLE001 - anything the file does on import
+    except BaseException as error:  # noqa: BLE001 - anything the file raises on import
         raise StudentError(where(error, path, "load")) from None
     return module
 
@@ -108,7 +120,8 @@ def where(error: BaseException, path: Path, kind: str) -> Failure:
     shape_of = getattr(error, "block", "")  # a WrongShape names the block that returned it
     function = shape_of or (last.name if last else "")
     source = (last.line or "") if last else ""
-    return Failure(kind, text, line, source, place(path, line), function)
+    names = tuple(f.name for f in frames)
+    return Failure(kind, text, line, source, place(path, line), function, names)
 
 
 def _vm_size() -> int:
@@ -162,16 +175,17 @@ def _target(conn, fn, args, output):
         result = ("ok", fn(*args))
     except StudentError as error:
         result = ("failed", error.failure)
-    except (SystemExit, KeyboardInterrupt) as error:  # the student's code left on purpose
-        result = ("failed", Failure("crash", f"{type(error).__name__}: {error}"))
     except MemoryError:
         result = ("failed", Failure("memory", f"MemoryError：超过内存上限 {MEMORY_LIMIT >> 30} GB"))
-    except BaseException as error:  # noqa: BLE001 - reported, never raised in the parent
+    except Exception as error:  # noqa: BLE001 - the checker's own: reported, never raised here
         result = ("error", f"{type(error).__name__}: {error}\n{traceback.format_exc()}")
+    except BaseException as error:  # noqa: BLE001 - SystemExit and the like: the student's
+        result = ("failed", Failure("crash", f"{type(error).__name__}: {error}"))
     try:
         conn.send((*result, _printed(output)))
     finally:
         conn.close()
+        os._exit(0)  # a thread the student's code left running must not hold the child
 
 
 class Child:

@@ -50,13 +50,14 @@ def points_table(path: Path | None) -> dict[str, float]:
 
 
 def files_of(folder: Path) -> list[Path]:
-    return sorted(
-        p
-        for p in Path(folder).rglob("*")
-        if p.is_file()
-        and p.suffix in sandbox.SUFFIXES
-        and not any(part.startswith(".") for part in p.parts)
-    )
+    """Every .py and .ipynb under `folder`, none in a hidden folder below it (.git, .ipynb_
+    checkpoints); `folder` itself may be anywhere (../subs)."""
+    found = []
+    for p in Path(folder).rglob("*"):
+        hidden = any(part.startswith(".") for part in p.relative_to(folder).parts)
+        if p.is_file() and p.suffix in sandbox.SUFFIXES and not hidden:
+            found.append(p)
+    return sorted(found)
 
 
 def page_name(relative: Path, taken: set) -> str:
@@ -100,8 +101,11 @@ def grade(folder: Path, out: Path, timeout: float, points_path: Path | None = No
     if why := sandbox.available():
         print(f"警告 warning：没有沙箱 no sandbox（{why}）", file=sys.stderr)
 
-    def one(path):
-        return sandbox.check_file(path, timeout, require=sandbox.REQUIRED)
+    def one(path):  # the class's folder hidden; helpers only from a student's own folder
+        own = path.parent.resolve() != Path(folder).resolve()
+        return sandbox.check_file(
+            path, timeout, require=sandbox.REQUIRED, helpers=own, hide=[folder]
+        )
 
     with ThreadPoolExecutor(max_workers=min(PARALLEL, os.cpu_count() or 1)) as pool:
         outcomes = list(pool.map(one, files))

@@ -32,15 +32,12 @@ def to_python(path: Path, out: Path) -> tuple[Path, list, list[str]]:
         if first.startswith("%%") and not first.startswith(KEPT_CELL_MAGICS):
             notes.append(f"cell {k}：{first.split()[0]} 的单元格不是 Python，跳过 skipped")
             continue
-        depth, continued = 0, False  # inside brackets, or after a backslash: one statement
+        starts = statement_starts(source)
         for m, line in enumerate(source, 1):
             body = line.lstrip()
-            if depth == 0 and not continued and body.startswith(("%", "!")):
+            if m in starts and body.startswith(("%", "!")):
                 notes.append(f"cell {k}, line {m}：{body.strip()[:60]}（魔法命令 magic，跳过）")
                 line = line[: len(line) - len(body)] + "pass"
-            else:
-                depth = _open_after(line, depth)
-            continued = line.rstrip().endswith("\\")
             lines.append(line)
             where.append((k, m))
     out = Path(out)
@@ -48,20 +45,31 @@ def to_python(path: Path, out: Path) -> tuple[Path, list, list[str]]:
     return out, where, notes
 
 
-def _open_after(line: str, depth: int) -> int:
-    """Open brackets after `line` (strings and comments skipped): a line that starts inside
-    brackets is never a magic (`x = (a` then `% b)`)."""
-    quote = ""
-    for i, ch in enumerate(line):
-        if quote:
-            if ch == quote and (i == 0 or line[i - 1] != "\\"):
-                quote = ""
-        elif ch in "'\"":
-            quote = ch
-        elif ch == "#":
-            break
-        elif ch in "([{":
-            depth += 1
-        elif ch in ")]}":
-            depth = max(0, depth - 1)
-    return depth
+def statement_starts(source: list[str]) -> set[int]:
+    """The lines (1-based) of a cell where a statement starts: not inside brackets, a string
+    (a docstring's lines included) or a backslash continuation. Python's tokenizer reads the
+    cell as it is (`%` is an operator to it, `!` an error token it passes over); a cell it
+    cannot read falls back to every line."""
+    import io
+    import tokenize
+
+    skip = (tokenize.INDENT, tokenize.DEDENT, tokenize.COMMENT, tokenize.ENCODING)
+    starts, depth, fresh = set(), 0, True
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO("\n".join(source) + "\n").readline):
+            if tok.type in (tokenize.NEWLINE, tokenize.NL):
+                fresh = fresh or depth == 0 and tok.type == tokenize.NEWLINE
+                fresh = fresh or depth == 0 and tok.type == tokenize.NL
+                continue
+            if tok.type in skip or tok.type == tokenize.ENDMARKER:
+                continue
+            if fresh:
+                starts.add(tok.start[0])
+                fresh = False
+            if tok.type == tokenize.OP and tok.string in "([{":
+                depth += 1
+            elif tok.type == tokenize.OP and tok.string in ")]}":
+                depth = max(0, depth - 1)
+    except (tokenize.TokenError, SyntaxError):
+        return set(range(1, len(source) + 1))
+    return starts

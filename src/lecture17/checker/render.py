@@ -81,13 +81,17 @@ def block_rows(report: Report) -> list[dict]:
 
 
 def failed_in(report: Report, demo: str) -> list[str]:
-    """The student's blocks a demo's crash is put down to: the block whose code raised (or
-    returned a wrong shape) when the traceback says; else every block the demo reaches."""
+    """The student's blocks a demo's crash is put down to: the block that returned a wrong
+    shape, or the deepest block of theirs on the traceback (a helper it calls may have
+    raised inside it); when the traceback names none, every block the demo reaches."""
     failure = report.demos[demo].failure
     if failure is None:
         return []
-    if failure.function in report.blocks:
+    if failure.function in report.blocks and failure.kind == "shape":
         return [failure.function]
+    for name in reversed(failure.functions):
+        if name in report.blocks:
+            return [name]
     return report.blocks_of_demo(demo)
 
 

@@ -94,19 +94,42 @@ def available() -> str:
     return ""
 
 
-def student_files(path: Path) -> list[Path]:
-    """The student's file and the .py files beside it (what it may import), resolved."""
+def student_files(path: Path, helpers: bool = True) -> list[Path]:
+    """The student's file and, with `helpers`, the .py files beside it (what it may import:
+    not when the folder is a class's, where they are the classmates'), resolved."""
     path = Path(path).resolve()
+    if not helpers:
+        return [path]
     beside = sorted(p.resolve() for p in path.parent.glob("*.py") if p.is_file())
     return [path, *[p for p in beside if p != path][:HELPERS]]
 
 
-def command(inner: list[str], path: Path) -> list[str]:
-    """`inner` wrapped in bwrap, the student's files bound read-only at their own paths."""
-    binds = [arg for p in student_files(path) for arg in ("--ro-bind", str(p), str(p))]
+def _needed() -> list[Path]:
+    """What the check itself reads, to be seen again under a hidden folder: Python, the
+    virtual environment and the checkout (never the working folder: it may hold a class)."""
+    from lecture17.pipeline.deps import SRC
+
+    found = {Path(sys.prefix), Path(sys.base_prefix), Path(sys.exec_prefix), SRC.parent}
+    return sorted(p.resolve() for p in found)
+
+
+def command(inner: list[str], path: Path, helpers: bool = True, hide=()) -> list[str]:
+    """`inner` wrapped in bwrap, the student's files bound read-only at their own paths.
+    $HOME and the folders in `hide` (a class's) are empty there, but for what the check
+    needs that lies under them (the checkout, Python, the environment)."""
+    hidden = [Path.home().resolve(), *(Path(h).resolve() for h in hide)]
+    hidden = [h for h in hidden if h != Path("/")]
+    cover = [arg for h in hidden for arg in ("--tmpfs", str(h))]
+    emptied = [Path("/tmp"), Path("/run"), *hidden]  # /tmp and /run: _isolation's tmpfs
+    back = [p for p in _needed() if any(h in p.parents for h in emptied)]
+    back = [arg for p in back for arg in ("--ro-bind", str(p), str(p))]
+    mine = student_files(path, helpers)
+    binds = [arg for p in mine for arg in ("--ro-bind", str(p), str(p))]
     return [
         shutil.which("bwrap") or "bwrap",
         *_isolation(),
+        *cover,
+        *back,
         *binds,
         "--dir", "/tmp/work",
         "--dir", "/tmp/checker",
@@ -128,9 +151,17 @@ def environment(root: Path) -> dict:
     }
 
 
-def check_file(path: Path, timeout: float, only=None, require: bool = False) -> Outcome:
+def check_file(
+    path: Path,
+    timeout: float,
+    only=None,
+    require: bool = False,
+    helpers: bool = True,
+    hide=(),
+) -> Outcome:
     """The whole check of one file, contained; `require`: fail instead of running without
-    bwrap (CI)."""
+    bwrap (CI); `helpers`: bind the .py files beside it; `hide`: folders it must not read
+    (the class's, when grading)."""
     why = available()
     if why and require:
         raise RuntimeError(f"LECTURE17_REQUIRE_SANDBOX=1 但是 {why}")
@@ -140,12 +171,13 @@ def check_file(path: Path, timeout: float, only=None, require: bool = False) -> 
         inner = [sys.executable, "-m", "lecture17.checker.sandbox", str(Path(path).resolve())]
         inner += ["--root", str(root), "--timeout", str(timeout)]
         inner += [arg for block in only or [] for arg in ("--only", block)]
+        inner += [] if helpers else ["--alone"]
         if host:
             for folder in ("work", "checker"):
                 (host / folder).mkdir()
         try:
             done = subprocess.run(
-                command(inner, path) if not host else inner,
+                command(inner, path, helpers, hide) if not host else inner,
                 cwd=root / "work" if host else None,
                 env=environment(root),
                 stdin=subprocess.DEVNULL,
@@ -165,9 +197,12 @@ def check_file(path: Path, timeout: float, only=None, require: bool = False) -> 
 
 
 def _read(done, why: str) -> Outcome:
-    lines = [line for line in done.stdout.splitlines() if line.startswith(RESULT)]
+    """The one RESULT line of a check that exited 0 (split on "\n" only; the JSON is ASCII)."""
+    lines = [line for line in done.stdout.split("\n") if line.startswith(RESULT)]
     try:
-        bundle = json.loads(lines[-1][len(RESULT) :])
+        if done.returncode != 0 or len(lines) != 1:
+            raise ValueError(f"exit {done.returncode}, {len(lines)} result lines")
+        bundle = json.loads(lines[0][len(RESULT) :])
         data = bundle["report"]
         outcome = Outcome(int(data["exit"]), bundle["summary"], data, bundle["page"])
         outcome.written = [str(w) for w in bundle.get("written", [])]
@@ -198,7 +233,9 @@ def main(argv=None) -> int:
     p.add_argument("--root", type=Path, required=True)
     p.add_argument("--timeout", type=float, required=True)
     p.add_argument("--only", action="append")
+    p.add_argument("--alone", action="store_true", help="no helpers beside the file")
     args = p.parse_args(argv)
+    _undumpable()
     from lecture17.checker import child, notebook, render, run
 
     path, notes = args.file, []
@@ -210,22 +247,33 @@ def main(argv=None) -> int:
         except ValueError as error:
             data = {"schema": render.SCHEMA, "file": str(path), "exit": run.UNUSABLE}
             bundle = {"summary": f"检查 check {path}：{error}", "report": data, "page": ""}
-            print(RESULT + json.dumps(bundle, ensure_ascii=False))
+            print(RESULT + json.dumps(bundle))
             return 0
         child.NOTEBOOK_LINES[str(code.resolve())] = where
         path = code
     report = run.check(path, timeout=args.timeout, only=args.only)
     report.path, report.notes = args.file, notes
     data = render.as_json(report)
-    data["written"] = _written(args.root, student_files(args.file))
+    data["written"] = _written(args.root, student_files(args.file, not args.alone))
     bundle = {
         "summary": "\n".join(render.lines(report)),
         "report": data,
         "page": render.page(report),
         "written": data["written"],
     }
-    print(RESULT + json.dumps(bundle, ensure_ascii=False))
+    print(RESULT + json.dumps(bundle))  # ASCII: no character of a name can split the line
     return 0
+
+
+def _undumpable() -> None:
+    """PR_SET_DUMPABLE 0 (Linux): the student's code, forked from here, cannot open this
+    process's /proc/PID/fd/1 to print a result line of its own."""
+    import ctypes
+
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE = 4
+    except (OSError, AttributeError):
+        pass
 
 
 if __name__ == "__main__":

@@ -78,18 +78,24 @@ def block_properties(path: Path, name: str) -> BlockResult:
     result.conventions = [c for c, _ in found]
     adapters = [a for _, a in found if a is not None]
     result.probe = props.probe(name, raw)
+    if raw.fallbacks:  # some probe inputs ran the reference (an argument it lacks): no cause
+        result.probe = None  # can be shown on them
     result.dtypes = props.probe_dtypes(name, raw)
     swap = _swap(module, name, _chain(adapters))
+    tried = False  # a property ran the student's code: NotImplementedError after is a finding
     for prop in props.of(name):
         for size in prop.sizes:
             try:
                 seen = prop.check(_strict(swap), size)
+                tried = True
             except NotImplementedError:
-                result.implemented = False
-                return result
+                if not tried:  # the template's body: the block is not written yet
+                    result.implemented = False
+                    return result
+                seen = "NotImplementedError：这个输入上还没写（讲义的积木在这里有定义）"
             except (blocks_mod.WrongShape, blocks_mod.MissingArgument) as error:
                 seen = str(error)
-            except (Exception, SystemExit, KeyboardInterrupt) as error:  # noqa: BLE001 - theirs
+            except BaseException as error:  # noqa: BLE001 - whatever the student's block raises
                 failure = child.where(error, path, "crash")
                 seen = f"崩溃 crashed: {failure.text}" + (
                     f"（{failure.place}：{failure.source.strip()}）" if failure.line else ""
@@ -152,7 +158,7 @@ def run_demo(path: Path, demo: str, spec: dict, scratch: Path, swaps_for: dict) 
             run_job(demo, spec["settings"], seed, point, Path(out))
     except blocks_mod.WrongShape as error:
         raise child.StudentError(child.where(error, path, "shape")) from None
-    except (Exception, SystemExit, KeyboardInterrupt) as error:  # noqa: BLE001 - theirs
+    except BaseException as error:  # noqa: BLE001 - whatever the student's code raises
         raise child.StudentError(child.where(error, path, "crash")) from None
     return {
         "calls": {n: s.calls for n, s in swaps.items()},
