@@ -241,15 +241,7 @@ def lines(report: Report) -> list[str]:
         return [*out, loading, *printed_lines(report)]
     if report.problems:
         return out + [f"  签名不对 signature：{p}" for p in report.problems.values()]
-    missing = [n for n, b in report.blocks.items() if not b.implemented]
-    if missing:
-        out.append("  还没写的（还是 NotImplementedError，用参考实现）：" + "、".join(missing))
-    absent = [n for n in blocks_mod.BLOCKS if n not in report.blocks]
-    if report.blocks and absent and report.status != NOTHING:
-        out.append(f"  你的文件里没有的积木（用参考实现，不判）：{'、'.join(absent)}")
-    if report.status == NOTHING and not report.blocks:
-        names = "、".join(list(blocks_mod.BLOCKS)[:3])
-        out.append(f"  文件里没有讲义的积木：函数名要和 attention_numpy 的一样（{names}……）")
+    out += _written_lines(report)
     if report.status == NOTHING:
         return out
     out += ["", f"  {'积木':<28} {'§':<6} 性质成立   讲义数字 claims：结论没变的   通过"]
@@ -272,9 +264,28 @@ def lines(report: Report) -> list[str]:
             f"  {' '.join(rounding)}：你的数和参考的只差舍入 rounding（相对差 ≤ {PRECISION:g}），"
             "按同一个数判，结论不变"
         )
-    out += printed_lines(report)
+    return out + printed_lines(report) + _demo_lines(report)
+
+
+def _written_lines(report: Report) -> list[str]:
+    """Which blocks the file wrote, left as the template's, or lacks."""
+    out = []
+    missing = [n for n, b in report.blocks.items() if not b.implemented]
+    if missing:
+        out.append("  还没写的（还是 NotImplementedError，用参考实现）：" + "、".join(missing))
+    absent = [n for n in blocks_mod.BLOCKS if n not in report.blocks]
+    if report.blocks and absent and report.status != NOTHING:
+        out.append(f"  你的文件里没有的积木（用参考实现，不判）：{'、'.join(absent)}")
+    if report.status == NOTHING and not report.blocks:
+        names = "、".join(list(blocks_mod.BLOCKS)[:3])
+        out.append(f"  文件里没有讲义的积木：函数名要和 attention_numpy 的一样（{names}……）")
+    return out
+
+
+def _demo_lines(report: Report) -> list[str]:
+    """The demos that ran the student's code, the calls that ran the reference instead."""
     ran = [d for d, r in report.demos.items() if r.ran]
-    out += ["", f"用你的代码运行的演示 demo：{' '.join(ran) or '—'}"]
+    out = ["", f"用你的代码运行的演示 demo：{' '.join(ran) or '—'}"]
     fallbacks = sorted(
         {(b, why) for r in report.demos.values() for b, f in r.fallbacks.items() for why in f}
     )
@@ -445,23 +456,9 @@ def _cards(text_lines: list[str], css="") -> list[str]:
     ]
 
 
-def page(report: Report) -> str:
-    e = html.escape
-    tone = "ok" if report.status == OK else "bad"
-    parts = [
-        '<!DOCTYPE html><html lang="zh-CN"><head><meta charset="utf-8">',
-        '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        f"<title>检查 · {e(report.path.name)}</title><style>{STYLE}</style></head><body>",
-        f"<h1>检查你的代码 · {e(report.path.name)}</h1>",
-        f'<p class="box {tone}">{e(VERDICT[report.status])}</p>',
-    ]
-    if report.status == BROKE:
-        parts += [f"<p><b>{e(line)}</b></p>" for line in mistake_lines(report)]
-    if problems := _problems(report):
-        parts += ["<h2>不成立的性质、崩溃和卡住 problems</h2>", *_cards(problems)]
-    if report.changes:
-        parts += ["<h2>结论变了的讲义数字</h2>", *_claims_table(report)]
-    parts.append("<h2>每个积木</h2><table class=stack><tr><th>积木</th><th>§</th>")
+def _block_table(report: Report) -> list[str]:
+    """Each block: its properties, its claims, whether it passed (the page)."""
+    parts = ["<h2>每个积木</h2><table class=stack><tr><th>积木</th><th>§</th>"]
     parts.append("<th>性质</th><th>讲义数字</th><th>通过</th></tr>")
     for row in block_rows(report):
         parts.append(
@@ -481,16 +478,12 @@ def page(report: Report) -> str:
         "<p class=muted>性质：成立的/试过的；"
         "讲义数字：经过这个积木、结论和参考实现一样的/全部。</p>"
     )
-    notes = [
-        line for line in lines(report) if line.startswith("  注意") or "文件里没有的积木" in line
-    ]
-    notes += printed_lines(report)[2:]
-    if notes:
-        parts += ["<h2>注意 notes</h2>", *_cards([n.strip() for n in notes if n.strip()], "note")]
-    parts.append(
-        f"<details><summary>全部输出 full output</summary><pre>"
-        f"{e(chr(10).join(lines(report)[1:]).strip())}</pre></details>"
-    )
+    return parts
+
+
+def _kept_table(report: Report) -> list[str]:
+    """The claims that kept their verdict, folded (the page)."""
+    parts = []
     if report.kept:
         parts.append(f"<details><summary>结论不变的讲义数字（{len(report.kept)}）</summary>")
         parts.append("<table class=stack><tr><th>§</th><th>讲义说</th><th>讲义</th>")
@@ -507,4 +500,35 @@ def page(report: Report) -> str:
                 + "</tr>"
             )
         parts.append("</table></details>")
+    return parts
+
+
+def page(report: Report) -> str:
+    e = html.escape
+    tone = "ok" if report.status == OK else "bad"
+    parts = [
+        '<!DOCTYPE html><html lang="zh-CN"><head><meta charset="utf-8">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        f"<title>检查 · {e(report.path.name)}</title><style>{STYLE}</style></head><body>",
+        f"<h1>检查你的代码 · {e(report.path.name)}</h1>",
+        f'<p class="box {tone}">{e(VERDICT[report.status])}</p>',
+    ]
+    if report.status == BROKE:
+        parts += [f"<p><b>{e(line)}</b></p>" for line in mistake_lines(report)]
+    if problems := _problems(report):
+        parts += ["<h2>不成立的性质、崩溃和卡住 problems</h2>", *_cards(problems)]
+    if report.changes:
+        parts += ["<h2>结论变了的讲义数字</h2>", *_claims_table(report)]
+    parts += _block_table(report)
+    notes = [
+        line for line in lines(report) if line.startswith("  注意") or "文件里没有的积木" in line
+    ]
+    notes += printed_lines(report)[2:]
+    if notes:
+        parts += ["<h2>注意 notes</h2>", *_cards([n.strip() for n in notes if n.strip()], "note")]
+    parts.append(
+        f"<details><summary>全部输出 full output</summary><pre>"
+        f"{e(chr(10).join(lines(report)[1:]).strip())}</pre></details>"
+    )
+    parts += _kept_table(report)
     return "\n".join([*parts, "</body></html>"])
