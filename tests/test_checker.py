@@ -1022,3 +1022,18 @@ def test_a_helpers_crash_is_its_blocks_and_a_partly_written_block_is_judged(tmp_
     assert not rows["layer_norm"]["passed"]
     crashed = [d for d, r in report.demos.items() if r.failure]
     assert crashed and all(render.failed_in(report, d) == ["layer_norm"] for d in crashed)
+
+
+def test_written_files_leave_out_the_checkers_folder_and_what_is_bound_read_only(
+    tmp_path, monkeypatch
+):
+    """In the sandbox /tmp holds the work folder, the checker's folder and, bound read-only,
+    the checkout when it lives under /tmp (a clean clone there): only the first is listed."""
+    from lecture17.checker import sandbox
+
+    for name in ("work/out.csv", "left.txt", "checker/tmp.bin", "clone/src/x.py", "mine/a.py"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("1")
+    monkeypatch.setattr(sandbox, "_needed", lambda: [(tmp_path / "clone").resolve()])
+    found = sandbox._written(tmp_path, [tmp_path / "mine" / "a.py"])
+    assert found == ["../left.txt", "out.csv"]

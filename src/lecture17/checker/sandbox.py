@@ -215,15 +215,19 @@ def _read(done, why: str) -> Outcome:
 
 
 def _written(root: Path, students: list[Path]) -> list[str]:
-    """What the student's code left under `root`, relative to its work folder."""
-    own = {str(p) for p in students}
-    return sorted(
-        os.path.relpath(p, root / "work")
-        for p in root.rglob("*")
-        if p.is_file() and not p.is_symlink()
-        and "checker" != p.relative_to(root).parts[0]
-        and str(p) not in own
-    )  # fmt: skip
+    """What the student's code left under `root`, relative to its work folder: not the
+    checker's folder, nor what is bound there read-only (the student's files; the checkout,
+    Python and the environment when they live under /tmp)."""
+    skip = {(root / "checker").resolve(), *_needed()}
+    own = {p.resolve() for p in students}
+    found = []
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if (Path(folder) / d).resolve() not in skip]
+        for name in files:
+            path = Path(folder) / name
+            if not path.is_symlink() and path.resolve() not in own:
+                found.append(os.path.relpath(path, root / "work"))
+    return sorted(found)
 
 
 def main(argv=None) -> int:
