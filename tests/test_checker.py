@@ -738,6 +738,8 @@ def test_a_block_that_changes_its_input_is_found_and_the_caller_keeps_its_array(
     kept = scores.copy()
     assert np.allclose(swap(scores), ref.softmax(kept))
     assert np.array_equal(scores, kept) and swap.mutated == {"x": 1}
+    where, before, after = swap.first_change["x"]  # what the message shows, as observed
+    assert where == (0, 0) and before == 1.0 and after != before
 
 
 def test_a_precise_claim_that_moved_by_rounding_only_keeps_its_verdict():

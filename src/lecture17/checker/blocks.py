@@ -128,6 +128,7 @@ class Swap:
     adapt: object = None  # a convention adapter (checker/conventions.py), or None
     check_shapes: bool = True  # compare each result's shape with the reference's
     mutated: dict = field(default_factory=dict)  # argument -> calls that changed it in place
+    first_change: dict = field(default_factory=dict)  # argument -> (where, before, after)
 
     def __post_init__(self):
         self.ref = reference(self.name)
@@ -199,6 +200,7 @@ class Swap:
         for name, original, seen in pairs:
             if not same_content(original, seen):
                 self.mutated[name] = self.mutated.get(name, 0) + 1
+                self.first_change.setdefault(name, first_difference(original, seen))
 
     def _fallback(self, why, args, kwargs):
         self.fallbacks[why] = self.fallbacks.get(why, 0) + 1
@@ -230,6 +232,19 @@ def same_content(a, b) -> bool:
             and bool(np.array_equal(a, b, equal_nan=a.dtype.kind in "fc"))
         )
     return True
+
+
+def first_difference(a, b) -> tuple:
+    """(where, before, after) of the first element an array changed, for the message; for
+    anything else ((), a, b) as given."""
+    if isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and a.shape == b.shape:
+        differ = np.argwhere(
+            ~((a == b) | (np.isnan(a) & np.isnan(b))) if a.dtype.kind in "fc" else a != b
+        )
+        if len(differ):
+            at = tuple(int(i) for i in differ[0])
+            return at, a[at].item(), b[at].item()
+    return (), "…", "…"
 
 
 def _shapes(result):

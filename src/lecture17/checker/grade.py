@@ -118,8 +118,8 @@ def grade(folder: Path, out: Path, timeout: float, points_path: Path | None = No
         reports.append({"file": relative.as_posix(), "page": name, "report": outcome.data})
         words = EXIT_WORDS.get(outcome.status, "")
         print(
-            f"{relative}：{rows[-1]['total']:g}/{rows[-1]['max']:g} 分 · 退出码 "
-            f"{outcome.status}（{words}）"
+            f"{relative}：{rows[-1]['total']:g}/{rows[-1]['max']:g} 分 · 写了 "
+            f"{rows[-1]['written']}/{len(points)} 个积木 · 退出码 {outcome.status}（{words}）"
         )
     with open(out / "grades.csv", "w", encoding="utf-8", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=list(rows[0]))

@@ -102,7 +102,14 @@ def _keeps_input(block):
         changed = [k for k, v in swap.mutated.items() if v > before.get(k, 0)]
         if not changed:
             return ""
-        return f"调用之后，传给它的 {'、'.join(changed)} 的数变了（函数改动了自己的输入）"
+        at, was, now = swap.first_change.get(changed[0], ((), "…", "…"))
+        where = f"[{', '.join(map(str, at))}] " if at else ""
+        return (
+            f"调用之后，传给它的 {'、'.join(changed)} 变了：{changed[0]}{where}"
+            f"调用前 {was:.6g}，调用后 {now:.6g}"
+            if at
+            else f"调用之后，传给它的 {'、'.join(changed)} 变了"
+        )
 
     return check
 
