@@ -36,7 +36,11 @@ include: "workflow/rules/report.smk"
 # initialised in a process, cannot be used in its forked children.
 #
 # A build told to stop stops: SIGTERM no longer waits on the scheduler's lock from the thread
-# that holds it (lecture17/pipeline/stopping.py).
+# that holds it, and a CSV finished as the stop came is not left marked incomplete
+# (lecture17/pipeline/stopping.py).
+stopping.forget_whole_csvs()
+
+
 onstart:
     stopping.graceful_sigterm(workflow.scheduler)
     if workflow.local_exec:

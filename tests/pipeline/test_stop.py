@@ -95,3 +95,23 @@ def test_a_build_stopped_during_its_scheduling_exits_in_time_and_leaves_no_parti
     build(work, "--unlock")  # a lock left by a stop is Snakemake's one question
     build(work)  # the next build completes what is missing
     assert {p for p in OUTPUTS if (work / p).exists()} == OUTPUTS
+
+
+def test_a_whole_csv_marked_incomplete_by_a_stop_is_forgotten_and_nothing_else(tmp_path):
+    """A stop between a job's last rename and Snakemake noting it done leaves a marker on a
+    whole CSV (csvio renames a finished file into place): forgotten before the next DAG. A
+    missing file, or one that is not a results CSV, keeps its marker."""
+    import base64
+
+    from lecture17.pipeline import stopping
+
+    folder = tmp_path / stopping.INCOMPLETE
+    folder.mkdir(parents=True)
+    for name in ("results/01.1/seed1.csv", "results/01.1/seed2.csv", "report/lecture17.md"):
+        (folder / base64.b64encode(name.encode()).decode()).write_text("")
+    for name in ("results/01.1/seed1.csv", "report/lecture17.md"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("x\n")
+    assert stopping.forget_whole_csvs(tmp_path) == ["results/01.1/seed1.csv"]
+    left = sorted(base64.b64decode(p.name).decode() for p in folder.iterdir())
+    assert left == ["report/lecture17.md", "results/01.1/seed2.csv"]
